@@ -1,0 +1,158 @@
+//! lat_syscall: the cost of entering the kernel (lmbench's lat_syscall).
+//! null: getppid through syscall(2), which no libc caches; read: one byte
+//! from /dev/zero; write: one byte to /dev/null; stat/fstat of a file in the
+//! scratch directory; open: open+close of that file.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+
+use touchstone_harness::{Benchmark, Context, Fallible, Shape};
+
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    Null,
+    Read,
+    Write,
+    Stat,
+    Fstat,
+    Open,
+}
+
+pub struct LatSyscall {
+    op: Op,
+    fd: libc::c_int,
+    path: CString,
+}
+
+impl Benchmark for LatSyscall {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        let file = ctx.scratch.join(format!("lat_syscall.{}", ctx.process));
+        let target = match self.op {
+            Op::Read => "/dev/zero".into(),
+            Op::Write => "/dev/null".into(),
+            Op::Stat | Op::Fstat | Op::Open => {
+                std::fs::write(&file, b"touchstone")?;
+                file
+            }
+            Op::Null => return Ok(()),
+        };
+        self.path = CString::new(target.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+        let flags = if self.op == Op::Write {
+            libc::O_WRONLY
+        } else {
+            libc::O_RDONLY
+        };
+        // SAFETY: a valid NUL-terminated path.
+        self.fd = unsafe { libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC) };
+        if self.fd < 0 {
+            return Err(
+                format!("open {:?}: {}", self.path, std::io::Error::last_os_error()).into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` system calls of the chosen kind and nothing else; each
+    /// result is checked (a failing call would measure the error path).
+    fn run(&mut self, n: u64) -> Fallible {
+        let mut byte = 0u8;
+        let buf = &mut byte as *mut u8 as *mut libc::c_void;
+        // SAFETY (all arms): valid descriptors, buffers and paths from setup.
+        match self.op {
+            Op::Null => {
+                for _ in 0..n {
+                    unsafe { libc::syscall(libc::SYS_getppid) };
+                }
+            }
+            Op::Read => {
+                for _ in 0..n {
+                    if unsafe { libc::read(self.fd, buf, 1) } != 1 {
+                        return Err(std::io::Error::last_os_error().into());
+                    }
+                }
+            }
+            Op::Write => {
+                for _ in 0..n {
+                    if unsafe { libc::write(self.fd, buf, 1) } != 1 {
+                        return Err(std::io::Error::last_os_error().into());
+                    }
+                }
+            }
+            Op::Stat => {
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                for _ in 0..n {
+                    if unsafe { libc::stat(self.path.as_ptr(), &mut st) } != 0 {
+                        return Err(std::io::Error::last_os_error().into());
+                    }
+                }
+            }
+            Op::Fstat => {
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                for _ in 0..n {
+                    if unsafe { libc::fstat(self.fd, &mut st) } != 0 {
+                        return Err(std::io::Error::last_os_error().into());
+                    }
+                }
+            }
+            Op::Open => {
+                for _ in 0..n {
+                    let fd = unsafe { libc::open(self.path.as_ptr(), libc::O_RDONLY) };
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error().into());
+                    }
+                    unsafe { libc::close(fd) };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: closing the descriptor setup opened.
+            unsafe { libc::close(self.fd) };
+            self.fd = -1;
+        }
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    let op = match p.text("op") {
+        "null" => Op::Null,
+        "read" => Op::Read,
+        "write" => Op::Write,
+        "stat" => Op::Stat,
+        "fstat" => Op::Fstat,
+        "open" => Op::Open,
+        other => return Err(format!("unknown op {other}")),
+    };
+    Ok(Built::new(
+        LatSyscall {
+            op,
+            fd: -1,
+            path: CString::default(),
+        },
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_syscall",
+    group: "proc",
+    summary: "system call latency: null (getppid), 1-byte read/write, stat, fstat, open+close",
+    params: &[Param {
+        name: "op",
+        help: "which system call",
+        kind: Kind::Choice(&["null", "read", "write", "stat", "fstat", "open"]),
+        default: &["null", "read", "write", "stat", "fstat", "open"],
+        quick: &[],
+        positional: true,
+    }],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+};

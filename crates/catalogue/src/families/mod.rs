@@ -1,0 +1,5 @@
+//! One file per benchmark family; each ends with its `FAMILY` description
+//! and is registered once in `crate::FAMILIES`.
+
+pub mod harness;
+pub mod lat_syscall;

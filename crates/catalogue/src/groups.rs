@@ -1,0 +1,54 @@
+//! Report groups, after lmbench's summary tables. A family belongs to one;
+//! `touchstone run GROUP` runs the group's default cases.
+
+pub struct Group {
+    pub name: &'static str,
+    pub title: &'static str,
+}
+
+pub static GROUPS: &[Group] = &[
+    Group {
+        name: "proc",
+        title: "Processor & processes",
+    },
+    Group {
+        name: "ctx",
+        title: "Context switching",
+    },
+    Group {
+        name: "comm_lat",
+        title: "Local communication latency",
+    },
+    Group {
+        name: "fs_lat",
+        title: "File & VM latency",
+    },
+    Group {
+        name: "comm_bw",
+        title: "Local communication bandwidth",
+    },
+    Group {
+        name: "mem_bw",
+        title: "Memory bandwidth",
+    },
+    Group {
+        name: "mem_lat",
+        title: "Memory latency",
+    },
+    Group {
+        name: "cpu",
+        title: "CPU kernels",
+    },
+    Group {
+        name: "harness",
+        title: "Harness self-checks",
+    },
+];
+
+pub fn group(name: &str) -> Option<&'static Group> {
+    GROUPS.iter().find(|g| g.name == name)
+}
+
+pub fn title(name: &str) -> &str {
+    group(name).map_or(name, |g| g.title)
+}

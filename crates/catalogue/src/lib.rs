@@ -1,0 +1,26 @@
+//! The benchmark catalogue. Each family is one file in `families/` that ends
+//! with its self-description (`FAMILY`); this file's `FAMILIES` table is the
+//! one place a family is registered. `list`, help and the docs are generated
+//! from it; `select` turns what the user typed into concrete cases.
+
+pub mod families;
+pub mod family;
+pub mod groups;
+pub mod params;
+pub mod select;
+
+pub use family::{Built, Family, Mode, Parallel};
+pub use params::{Kind, Param, Point, Value};
+pub use select::{select, SelectError, Selected};
+
+/// Every benchmark family, in the order `list` and the default suite use.
+pub static FAMILIES: &[&Family] = &[
+    &families::harness::NULL_LOOP,
+    &families::harness::SPIN,
+    &families::lat_syscall::FAMILY,
+];
+
+/// A family by exact name.
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().copied().find(|f| f.name == name)
+}

@@ -1,0 +1,286 @@
+//! Benchmark parameters: declared with bounds in each family file, parsed
+//! and checked once before anything runs, with canonical spellings so that
+//! measurement names are stable ("16k", not "16384" or "16K").
+
+/// What values a parameter takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A byte size with optional k/m/g suffix (powers of 1024).
+    Size { min: u64, max: u64 },
+    /// A whole number.
+    Int { min: u64, max: u64 },
+    /// A duration with a ns/us/ms/s suffix.
+    Duration { min_ns: u64, max_ns: u64 },
+}
+
+/// A declared parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    /// Values measured by default…
+    pub default: &'static [&'static str],
+    /// …and in quick mode (empty: same as default).
+    pub quick: &'static [&'static str],
+    /// Written bare in names and specs ("lat_syscall/null"), not "key:value".
+    pub positional: bool,
+}
+
+/// A parsed value: its canonical text and, for numeric kinds, its number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value {
+    pub text: String,
+    pub num: u64,
+}
+
+/// One point of a family's parameter space: a value for every parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point(pub Vec<(&'static str, Value)>);
+
+impl Point {
+    fn get(&self, name: &str) -> &Value {
+        &self
+            .0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("parameter '{name}' is not declared"))
+            .1
+    }
+    /// A numeric parameter (size in bytes, count, or duration in ns).
+    pub fn num(&self, name: &str) -> u64 {
+        self.get(name).num
+    }
+    /// A choice parameter's name (or any parameter's canonical text).
+    pub fn text(&self, name: &str) -> &str {
+        &self.get(name).text
+    }
+}
+
+const SIZE_UNITS: [(&str, u64); 4] = [("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10), ("", 1)];
+const TIME_UNITS: [(&str, u64); 4] = [
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+impl Param {
+    /// Parse one value of this parameter, checking its bounds.
+    pub fn parse(&self, raw: &str) -> Result<Value, String> {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return Err(format!("{}: empty value", self.name));
+        }
+        match self.kind {
+            Kind::Choice(options) => {
+                if options.contains(&raw) {
+                    Ok(Value {
+                        text: raw.to_string(),
+                        num: 0,
+                    })
+                } else {
+                    let hint = crate::select::suggest(raw, options.iter().copied())
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
+                    Err(format!(
+                        "{}: unknown value '{raw}'{hint}; one of: {}",
+                        self.name,
+                        options.join(", ")
+                    ))
+                }
+            }
+            Kind::Size { min, max } => {
+                let n = parse_scaled(raw, &SIZE_UNITS, true).map_err(|e| {
+                    format!("{}: {e} (a size such as 512, 16k, 64m, 1g)", self.name)
+                })?;
+                bounds(self.name, n, min, max, |v| size_text(v))?;
+                Ok(Value {
+                    text: size_text(n),
+                    num: n,
+                })
+            }
+            Kind::Int { min, max } => {
+                let n = parse_scaled(raw, &[("", 1)], false)
+                    .map_err(|e| format!("{}: {e} (a whole number)", self.name))?;
+                bounds(self.name, n, min, max, |v| v.to_string())?;
+                Ok(Value {
+                    text: n.to_string(),
+                    num: n,
+                })
+            }
+            Kind::Duration { min_ns, max_ns } => {
+                let n = parse_scaled(raw, &TIME_UNITS, false).map_err(|e| {
+                    format!(
+                        "{}: {e} (a duration such as 500ns, 10us, 20ms, 1s)",
+                        self.name
+                    )
+                })?;
+                bounds(self.name, n, min_ns, max_ns, |v| duration_text(v))?;
+                Ok(Value {
+                    text: duration_text(n),
+                    num: n,
+                })
+            }
+        }
+    }
+
+    /// The values measured when the user names none.
+    pub fn defaults(&self, quick: bool) -> &'static [&'static str] {
+        if quick && !self.quick.is_empty() {
+            self.quick
+        } else {
+            self.default
+        }
+    }
+
+    /// "1..=96", "16k..=1g", "null|read|write" for help and errors.
+    pub fn range_text(&self) -> String {
+        match self.kind {
+            Kind::Choice(o) => o.join("|"),
+            Kind::Size { min, max } => format!("{}..={}", size_text(min), size_text(max)),
+            Kind::Int { min, max } => format!("{min}..={max}"),
+            Kind::Duration { min_ns, max_ns } => {
+                format!("{}..={}", duration_text(min_ns), duration_text(max_ns))
+            }
+        }
+    }
+}
+
+fn bounds(
+    name: &str,
+    n: u64,
+    min: u64,
+    max: u64,
+    show: impl Fn(u64) -> String,
+) -> Result<(), String> {
+    if n < min || n > max {
+        Err(format!(
+            "{name}: {} is out of range {}..={}",
+            show(n),
+            show(min),
+            show(max)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A non-negative number with an optional unit suffix. Without a suffix the
+/// last unit (bytes, or ns only when `bare_ok` is false for durations) applies.
+fn parse_scaled(raw: &str, units: &[(&str, u64)], bare_ok: bool) -> Result<u64, String> {
+    let lower = raw.to_ascii_lowercase();
+    if lower.starts_with('-') {
+        return Err(format!("'{raw}' is negative"));
+    }
+    let digits_end = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (num, suffix) = lower.split_at(digits_end);
+    let suffix = suffix
+        .strip_suffix('b')
+        .filter(|_| bare_ok)
+        .unwrap_or(suffix);
+    let num: u64 = num
+        .parse()
+        .map_err(|_| format!("'{raw}' is not a number"))?;
+    let mult = units
+        .iter()
+        .find(|(u, _)| *u == suffix)
+        .map(|(_, m)| *m)
+        .or_else(|| (suffix.is_empty() && units.len() > 1).then_some(units[units.len() - 1].1))
+        .ok_or_else(|| format!("'{raw}' has an unknown unit '{suffix}'"))?;
+    num.checked_mul(mult)
+        .ok_or_else(|| format!("'{raw}' is too large"))
+}
+
+/// Canonical size text: the largest binary unit that divides it exactly.
+pub fn size_text(n: u64) -> String {
+    for (u, m) in SIZE_UNITS {
+        if m > 1 && n >= m && n % m == 0 {
+            return format!("{}{u}", n / m);
+        }
+    }
+    n.to_string()
+}
+
+/// Canonical duration text: the largest unit that divides it exactly.
+pub fn duration_text(ns: u64) -> String {
+    for (u, m) in TIME_UNITS {
+        if ns >= m && ns % m == 0 {
+            return format!("{}{u}", ns / m);
+        }
+    }
+    format!("{ns}ns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIZE: Param = Param {
+        name: "size",
+        help: "",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 30,
+        },
+        default: &["0"],
+        quick: &[],
+        positional: false,
+    };
+
+    #[test]
+    fn sizes_parse_and_print_canonically() {
+        assert_eq!(
+            SIZE.parse("16K").unwrap(),
+            Value {
+                text: "16k".into(),
+                num: 16384
+            }
+        );
+        assert_eq!(SIZE.parse("16384").unwrap().text, "16k");
+        assert_eq!(SIZE.parse("64mb").unwrap().num, 64 << 20);
+        assert_eq!(SIZE.parse("1536").unwrap().text, "1536");
+    }
+
+    #[test]
+    fn bad_sizes_say_what_is_wrong() {
+        assert!(SIZE.parse("-4k").unwrap_err().contains("negative"));
+        assert!(SIZE.parse("2g").unwrap_err().contains("out of range"));
+        assert!(SIZE.parse("4q").unwrap_err().contains("unknown unit"));
+        assert!(SIZE.parse("lots").unwrap_err().contains("not a number"));
+    }
+
+    #[test]
+    fn durations() {
+        let p = Param {
+            kind: Kind::Duration {
+                min_ns: 1000,
+                max_ns: 1_000_000_000,
+            },
+            ..SIZE
+        };
+        assert_eq!(
+            p.parse("20ms").unwrap(),
+            Value {
+                text: "20ms".into(),
+                num: 20_000_000
+            }
+        );
+        assert_eq!(p.parse("1500us").unwrap().text, "1500us");
+        assert!(p.parse("10ns").is_err());
+    }
+
+    #[test]
+    fn choices_suggest_near_names() {
+        let p = Param {
+            kind: Kind::Choice(&["null", "read", "write"]),
+            ..SIZE
+        };
+        let e = p.parse("raed").unwrap_err();
+        assert!(e.contains("did you mean 'read'"), "{e}");
+    }
+}

@@ -1,0 +1,340 @@
+//! From what the user typed to concrete cases, checked before anything runs.
+//!
+//! A spec is a family name, optionally followed by slash-separated values:
+//! `lat_syscall/null,read` (the positional parameter), `lat_ctx/procs:2,8/size:16k`
+//! (named parameters, comma lists). A group name (`proc`), `default` or `all`
+//! selects whole families with their default values. Unnamed parameters take
+//! their defaults; the cases are the cartesian product.
+
+use crate::family::{Family, Mode, Parallel};
+use crate::groups::GROUPS;
+use crate::params::{Point, Value};
+use crate::FAMILIES;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SelectError {
+    #[error("unknown benchmark or group '{0}'{1}; see `touchstone list`")]
+    Unknown(String, String),
+    #[error("{family}: unknown parameter '{param}'{hint}; it takes: {known}")]
+    UnknownParam {
+        family: String,
+        param: String,
+        hint: String,
+        known: String,
+    },
+    #[error("{family}: {message}")]
+    BadValue { family: String, message: String },
+    #[error("{family}: '{segment}' names no parameter (write key:value; this family has no positional parameter)")]
+    NoPositional { family: String, segment: String },
+    #[error("{family} cannot run with --parallel: {reason}")]
+    NotParallel { family: String, reason: String },
+    #[error("{family} is not supported here: {reason}")]
+    Unsupported { family: String, reason: String },
+}
+
+/// One case to measure.
+#[derive(Debug, Clone)]
+pub struct Selected {
+    pub family: &'static Family,
+    pub point: Point,
+    /// The stable measurement name, e.g. "lat_ctx/procs:8/size:16k".
+    pub name: String,
+}
+
+impl std::fmt::Debug for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The cases to run and the families left out (with the reason) because a
+/// group or suite named them implicitly but they cannot run as asked.
+#[derive(Debug, Default)]
+pub struct Selection {
+    pub cases: Vec<Selected>,
+    pub skipped: Vec<(String, String)>,
+}
+
+/// A close name from `candidates`, for "did you mean" hints.
+pub fn suggest<'a>(typo: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::damerau_levenshtein(typo, c), c))
+        .filter(|(d, c)| *d <= 2.max(typo.len() / 3) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Resolve specs (empty: the default suite) into cases.
+pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, SelectError> {
+    let mut out = Selection::default();
+    let default = ["default".to_string()];
+    let specs = if specs.is_empty() {
+        &default[..]
+    } else {
+        specs
+    };
+    for spec in specs {
+        let (head, rest) = spec.split_once('/').unwrap_or((spec.as_str(), ""));
+        let implicit: Vec<&'static Family> = match head {
+            "all" => FAMILIES.to_vec(),
+            "default" => FAMILIES
+                .iter()
+                .copied()
+                .filter(|f| f.default_suite)
+                .collect(),
+            g if GROUPS.iter().any(|x| x.name == g) => {
+                FAMILIES.iter().copied().filter(|f| f.group == g).collect()
+            }
+            _ => Vec::new(),
+        };
+        if !implicit.is_empty()
+            || GROUPS.iter().any(|g| g.name == head)
+            || head == "all"
+            || head == "default"
+        {
+            if !rest.is_empty() {
+                return Err(SelectError::BadValue {
+                    family: head.into(),
+                    message: "parameters go with a benchmark name, not a group".into(),
+                });
+            }
+            for f in implicit {
+                if let Some(reason) = refusal(f, parallel) {
+                    out.skipped.push((f.name.to_string(), reason));
+                    continue;
+                }
+                push_unique(&mut out.cases, expand(f, "", mode)?);
+            }
+            continue;
+        }
+        let family = crate::family(head).ok_or_else(|| {
+            let names = FAMILIES
+                .iter()
+                .map(|f| f.name)
+                .chain(GROUPS.iter().map(|g| g.name));
+            let hint = suggest(head, names)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            SelectError::Unknown(head.to_string(), hint)
+        })?;
+        if let Some(reason) = (family.unsupported)() {
+            return Err(SelectError::Unsupported {
+                family: family.name.into(),
+                reason,
+            });
+        }
+        if let (Parallel::No(reason), true) = (family.parallel, parallel > 1) {
+            return Err(SelectError::NotParallel {
+                family: family.name.into(),
+                reason: reason.into(),
+            });
+        }
+        push_unique(&mut out.cases, expand(family, rest, mode)?);
+    }
+    Ok(out)
+}
+
+fn refusal(f: &Family, parallel: u32) -> Option<String> {
+    if let Some(r) = (f.unsupported)() {
+        return Some(format!("not supported here: {r}"));
+    }
+    match f.parallel {
+        Parallel::No(r) if parallel > 1 => Some(format!("not run with --parallel: {r}")),
+        _ => None,
+    }
+}
+
+fn push_unique(into: &mut Vec<Selected>, cases: Vec<Selected>) {
+    for c in cases {
+        if !into.iter().any(|x| x.name == c.name) {
+            into.push(c);
+        }
+    }
+}
+
+/// Expand one family's spec tail ("procs:2,8/size:16k") into cases.
+pub fn expand(
+    family: &'static Family,
+    tail: &str,
+    mode: Mode,
+) -> Result<Vec<Selected>, SelectError> {
+    let bad = |message: String| SelectError::BadValue {
+        family: family.name.into(),
+        message,
+    };
+    let mut given: Vec<Option<Vec<Value>>> = vec![None; family.params.len()];
+    for seg in tail.split('/').filter(|s| !s.is_empty()) {
+        let (idx, values) = match seg.split_once(':') {
+            Some((key, values)) => {
+                let idx = family
+                    .params
+                    .iter()
+                    .position(|p| p.name == key)
+                    .ok_or_else(|| {
+                        let hint = suggest(key, family.params.iter().map(|p| p.name))
+                            .map(|s| format!(" (did you mean '{s}'?)"))
+                            .unwrap_or_default();
+                        SelectError::UnknownParam {
+                            family: family.name.into(),
+                            param: key.into(),
+                            hint,
+                            known: family
+                                .params
+                                .iter()
+                                .map(|p| p.name)
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        }
+                    })?;
+                (idx, values)
+            }
+            None => {
+                let idx = family
+                    .params
+                    .iter()
+                    .position(|p| p.positional)
+                    .ok_or_else(|| SelectError::NoPositional {
+                        family: family.name.into(),
+                        segment: seg.into(),
+                    })?;
+                (idx, seg)
+            }
+        };
+        let param = &family.params[idx];
+        if given[idx].is_some() {
+            return Err(bad(format!("{} is given twice", param.name)));
+        }
+        let parsed = values
+            .split(',')
+            .map(|v| param.parse(v))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        given[idx] = Some(parsed);
+    }
+    let mut axes: Vec<Vec<Value>> = Vec::new();
+    for (i, p) in family.params.iter().enumerate() {
+        match given[i].take() {
+            Some(v) => axes.push(v),
+            None => axes.push(
+                p.defaults(mode.quick)
+                    .iter()
+                    .map(|d| {
+                        p.parse(d)
+                            .unwrap_or_else(|e| panic!("{}: bad default: {e}", family.name))
+                    })
+                    .collect(),
+            ),
+        }
+    }
+    // Cartesian product, first parameter varying slowest.
+    let mut points: Vec<Vec<Value>> = vec![Vec::new()];
+    for axis in &axes {
+        points = points
+            .into_iter()
+            .flat_map(|prefix| {
+                axis.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    Ok(points
+        .into_iter()
+        .map(|values| {
+            let point = Point(family.params.iter().map(|p| p.name).zip(values).collect());
+            Selected {
+                family,
+                name: case_name(family, &point),
+                point,
+            }
+        })
+        .collect())
+}
+
+/// "lat_ctx/procs:8/size:16k": positional values bare, others key:value.
+pub fn case_name(family: &Family, point: &Point) -> String {
+    let mut name = family.name.to_string();
+    for (p, (_, v)) in family.params.iter().zip(&point.0) {
+        name.push('/');
+        if !p.positional {
+            name.push_str(p.name);
+            name.push(':');
+        }
+        name.push_str(&v.text);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(specs: &[&str]) -> Result<Selection, SelectError> {
+        select(
+            &specs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            Mode::default(),
+            1,
+        )
+    }
+
+    #[test]
+    fn positional_values_and_lists() {
+        let s = sel(&["lat_syscall/null,read"]).unwrap();
+        let names: Vec<_> = s.cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["lat_syscall/null", "lat_syscall/read"]);
+    }
+
+    #[test]
+    fn unknown_names_suggest_near_ones() {
+        match sel(&["lat_sycall"]) {
+            Err(SelectError::Unknown(n, hint)) => {
+                assert_eq!(n, "lat_sycall");
+                assert!(hint.contains("lat_syscall"), "{hint}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            sel(&["lat_syscall/bogus:1"]),
+            Err(SelectError::UnknownParam { .. })
+        ));
+        assert!(matches!(
+            sel(&["lat_syscall/nul"]),
+            Err(SelectError::BadValue { .. })
+        ));
+    }
+
+    #[test]
+    fn default_suite_and_groups_expand() {
+        let s = sel(&[]).unwrap();
+        assert!(!s.cases.is_empty());
+        let g = sel(&["proc"]).unwrap();
+        assert!(g.cases.iter().all(|c| c.family.group == "proc"));
+        // the same case named twice runs once
+        let d = sel(&["lat_syscall/null", "lat_syscall/null"]).unwrap();
+        assert_eq!(d.cases.len(), 1);
+    }
+
+    #[test]
+    fn every_family_default_builds_and_names_are_unique() {
+        let mut names = std::collections::HashSet::new();
+        for f in FAMILIES {
+            for quick in [false, true] {
+                for c in expand(f, "", Mode { quick }).unwrap() {
+                    (f.build)(&c.point, Mode { quick })
+                        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+                    if !quick {
+                        assert!(names.insert(c.name.clone()), "duplicate {}", c.name);
+                    }
+                }
+            }
+            assert!(
+                crate::groups::group(f.group).is_some(),
+                "{}: unknown group {}",
+                f.name,
+                f.group
+            );
+        }
+    }
+}

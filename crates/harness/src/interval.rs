@@ -1,0 +1,363 @@
+//! What one benchmark process does, in order (lmbench3 Table I):
+//! setup → autosize → ready, wait for start → warm up → warm → (keep running
+//! until all are warm) → R timed intervals → done → (keep running until all
+//! are done) → cleanup. The keep-running phases are what guarantee that,
+//! during every timed interval of any process, all N are running the
+//! benchmark. The loop is generic over the clock and over its link to the
+//! parent, so tests can drive it in-process with a fake clock.
+
+use crate::bench::{Benchmark, Context, Fallible, Shape};
+use crate::clock::Clock;
+use crate::plan::Plan;
+
+/// A benchmark process's link to the harness parent.
+pub trait Link {
+    /// Sizing is done: report ready, then block until the start signal.
+    fn ready(&mut self) -> Fallible;
+    /// Warm-up is done; this process is running the benchmark.
+    fn warm(&mut self) -> Fallible;
+    /// Non-blocking: have all processes reported warm?
+    fn may_measure(&mut self) -> bool;
+    /// This process's timed intervals are done.
+    fn done(&mut self) -> Fallible;
+    /// Non-blocking: have all processes finished timing?
+    fn may_stop(&mut self) -> bool;
+    fn set_iterations(&mut self, n: u64);
+    fn record(&mut self, rep: u32, start_ns: u64, end_ns: u64, iterations: u64);
+    fn running_window(&mut self, since_ns: u64, until_ns: u64);
+    /// Progress, for the parent's stall detection.
+    fn heartbeat(&mut self);
+    /// Only one process: the coordination phases have nothing to wait for.
+    fn solo(&self) -> bool;
+}
+
+/// Run one benchmark process to completion. `cleanup` is called whether the
+/// run succeeds or fails after `setup`.
+pub fn run_process(
+    bench: &mut dyn Benchmark,
+    shape: &Shape,
+    plan: &Plan,
+    ctx: &Context,
+    clock: &dyn Clock,
+    link: &mut dyn Link,
+) -> Fallible {
+    bench.setup(ctx)?;
+    link.heartbeat();
+    let result = measure_loop(bench, shape, plan, clock, link);
+    bench.cleanup();
+    result
+}
+
+fn measure_loop(
+    bench: &mut dyn Benchmark,
+    shape: &Shape,
+    plan: &Plan,
+    clock: &dyn Clock,
+    link: &mut dyn Link,
+) -> Fallible {
+    let target = plan.interval_target(shape);
+    let mut n = autosize(bench, target, plan.min_interval_ns, clock, link)?;
+    link.set_iterations(n);
+    link.ready()?;
+    let since = clock.now_ns();
+
+    // Warm-up under the real load: at least one interval and `warmup_ns`.
+    // Sizing may have happened before the others were running; if intervals
+    // now fall short of the target, grow n (never shrink it).
+    loop {
+        let (s, e) = interval(bench, n, clock, link)?;
+        if e - s < target {
+            n = extrapolate(n, e - s, target).max(n);
+        }
+        if e.saturating_sub(since) >= plan.warmup_ns {
+            break;
+        }
+    }
+    link.set_iterations(n);
+    link.warm()?;
+    if !link.solo() {
+        while !link.may_measure() {
+            interval(bench, n, clock, link)?;
+        }
+    }
+    for rep in 0..plan.repetitions {
+        let (s, e) = interval(bench, n, clock, link)?;
+        link.record(rep, s, e, n);
+    }
+    link.done()?;
+    if !link.solo() {
+        while !link.may_stop() {
+            interval(bench, n, clock, link)?;
+        }
+    }
+    link.running_window(since, clock.now_ns());
+    Ok(())
+}
+
+/// One interval: prepare and conclude untimed around the timed `run(n)`.
+/// Only the two clock reads and the call itself surround the body.
+#[inline]
+fn interval(
+    bench: &mut dyn Benchmark,
+    n: u64,
+    clock: &dyn Clock,
+    link: &mut dyn Link,
+) -> Fallible<(u64, u64)> {
+    bench.prepare(n)?;
+    let start = clock.now_ns();
+    bench.run(n)?;
+    let end = clock.now_ns();
+    bench.conclude(n)?;
+    link.heartbeat();
+    Ok((start, end))
+}
+
+/// Find the iteration count whose interval lasts at least `target` ns:
+/// grow tenfold while intervals are too short to extrapolate from, then
+/// scale to the target with 5 % to spare.
+pub fn autosize(
+    bench: &mut dyn Benchmark,
+    target: u64,
+    min_interval: u64,
+    clock: &dyn Clock,
+    link: &mut dyn Link,
+) -> Fallible<u64> {
+    let mut n: u64 = 1;
+    // Below this an interval is too coarse to extrapolate from.
+    let measurable = (target / 10_000).max(min_interval / 10).max(1);
+    loop {
+        let (s, e) = interval(bench, n, clock, link)?;
+        let t = e - s;
+        if t >= target {
+            return Ok(n);
+        }
+        let next = if t < measurable {
+            n.saturating_mul(10)
+        } else {
+            extrapolate(n, t, target)
+        };
+        if next == n || n == u64::MAX {
+            return Err("cannot size the loop: the benchmark takes no measurable time".into());
+        }
+        n = next.max(n + 1);
+    }
+}
+
+fn extrapolate(n: u64, t: u64, target: u64) -> u64 {
+    let t = t.max(1) as f64;
+    let scaled = (n as f64 * target as f64 / t * 1.05).ceil();
+    if scaled >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        scaled as u64
+    }
+}
+
+/// A link for one process measured in the calling process (tests, tools).
+#[derive(Debug, Default)]
+pub struct SoloLink {
+    pub iterations: u64,
+    pub intervals: Vec<(u64, u64, u64)>,
+    pub heartbeats: u64,
+    pub window: (u64, u64),
+}
+
+impl Link for SoloLink {
+    fn ready(&mut self) -> Fallible {
+        Ok(())
+    }
+    fn warm(&mut self) -> Fallible {
+        Ok(())
+    }
+    fn may_measure(&mut self) -> bool {
+        true
+    }
+    fn done(&mut self) -> Fallible {
+        Ok(())
+    }
+    fn may_stop(&mut self) -> bool {
+        true
+    }
+    fn set_iterations(&mut self, n: u64) {
+        self.iterations = n;
+    }
+    fn record(&mut self, _rep: u32, start_ns: u64, end_ns: u64, iterations: u64) {
+        self.intervals.push((start_ns, end_ns, iterations));
+    }
+    fn running_window(&mut self, since_ns: u64, until_ns: u64) {
+        self.window = (since_ns, until_ns);
+    }
+    fn heartbeat(&mut self) {
+        self.heartbeats += 1;
+    }
+    fn solo(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    /// Time moves only when the benchmark runs: `cost` ns per iteration.
+    struct FakeClock(Rc<Cell<u64>>);
+    impl Clock for FakeClock {
+        fn now_ns(&self) -> u64 {
+            self.0.get()
+        }
+    }
+
+    struct Known {
+        now: Rc<Cell<u64>>,
+        cost: u64,
+        calls: Rc<RefCell<Vec<String>>>,
+    }
+    // SAFETY of Send: the test never moves it across threads.
+    unsafe impl Send for Known {}
+    impl Benchmark for Known {
+        fn setup(&mut self, _: &Context) -> Fallible {
+            self.calls.borrow_mut().push("setup".into());
+            Ok(())
+        }
+        fn prepare(&mut self, n: u64) -> Fallible {
+            self.calls.borrow_mut().push(format!("prepare {n}"));
+            Ok(())
+        }
+        fn run(&mut self, n: u64) -> Fallible {
+            self.calls.borrow_mut().push(format!("run {n}"));
+            self.now.set(self.now.get() + n * self.cost);
+            Ok(())
+        }
+        fn conclude(&mut self, n: u64) -> Fallible {
+            self.calls.borrow_mut().push(format!("conclude {n}"));
+            Ok(())
+        }
+        fn cleanup(&mut self) {
+            self.calls.borrow_mut().push("cleanup".into());
+        }
+    }
+
+    fn ctx() -> Context {
+        Context {
+            process: 0,
+            parallel: 1,
+            scratch: std::env::temp_dir(),
+        }
+    }
+
+    #[test]
+    fn autosizing_reaches_the_target_and_hooks_see_each_count() {
+        let now = Rc::new(Cell::new(0));
+        let calls = Rc::new(RefCell::new(Vec::new()));
+        let mut b = Known {
+            now: now.clone(),
+            cost: 7,
+            calls: calls.clone(),
+        };
+        let plan = Plan {
+            repetitions: 5,
+            target_ns: 1_000_000,
+            warmup_ns: 0,
+            min_interval_ns: 1000,
+            ..Plan::default()
+        };
+        let mut link = SoloLink::default();
+        run_process(
+            &mut b,
+            &Shape::latency(1.0),
+            &plan,
+            &ctx(),
+            &FakeClock(now),
+            &mut link,
+        )
+        .unwrap();
+
+        assert_eq!(link.intervals.len(), 5);
+        for &(s, e, n) in &link.intervals {
+            assert!(e - s >= 1_000_000, "interval {} ns below target", e - s);
+            assert!(e - s < 1_200_000, "interval {} ns overshoots", e - s);
+            assert_eq!(e - s, n * 7);
+        }
+        // Every run(n) is bracketed by prepare(n) and conclude(n) with the same n.
+        let calls = calls.borrow();
+        assert_eq!(calls.first().unwrap(), "setup");
+        assert_eq!(calls.last().unwrap(), "cleanup");
+        let body = &calls[1..calls.len() - 1];
+        assert_eq!(body.len() % 3, 0);
+        for triple in body.chunks(3) {
+            let n = triple[1].strip_prefix("run ").unwrap();
+            assert_eq!(triple[0], format!("prepare {n}"));
+            assert_eq!(triple[2], format!("conclude {n}"));
+        }
+    }
+
+    #[test]
+    fn known_cost_is_recovered_exactly_with_a_perfect_clock() {
+        let now = Rc::new(Cell::new(0));
+        let mut b = Known {
+            now: now.clone(),
+            cost: 3,
+            calls: Rc::default(),
+        };
+        let plan = Plan {
+            repetitions: 11,
+            warmup_ns: 0,
+            ..Plan::default()
+        };
+        let mut link = SoloLink::default();
+        let shape = Shape::latency(1.0);
+        run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+        for &(s, e, n) in &link.intervals {
+            assert_eq!(shape.figure(n, e - s), 3.0);
+        }
+    }
+
+    #[test]
+    fn a_failing_benchmark_is_cleaned_up() {
+        struct Fails(Rc<Cell<bool>>);
+        unsafe impl Send for Fails {}
+        impl Benchmark for Fails {
+            fn run(&mut self, _: u64) -> Fallible {
+                Err("device on fire".into())
+            }
+            fn cleanup(&mut self) {
+                self.0.set(true);
+            }
+        }
+        let cleaned = Rc::new(Cell::new(false));
+        let mut b = Fails(cleaned.clone());
+        let err = run_process(
+            &mut b,
+            &Shape::latency(1.0),
+            &Plan::default(),
+            &ctx(),
+            &crate::Monotonic,
+            &mut SoloLink::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.0, "device on fire");
+        assert!(cleaned.get());
+    }
+
+    #[test]
+    fn a_benchmark_that_takes_no_time_is_an_error_not_a_hang() {
+        struct Free;
+        impl Benchmark for Free {
+            fn run(&mut self, _: u64) -> Fallible {
+                Ok(())
+            }
+        }
+        let frozen = FakeClock(Rc::new(Cell::new(5)));
+        let r = run_process(
+            &mut Free,
+            &Shape::latency(1.0),
+            &Plan::default(),
+            &ctx(),
+            &frozen,
+            &mut SoloLink::default(),
+        );
+        assert!(r.is_err());
+    }
+}

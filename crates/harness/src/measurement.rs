@@ -1,0 +1,145 @@
+//! From raw intervals to a results-model `Measurement`: per-interval figures,
+//! combined across processes per repetition (sum for throughput, mean for
+//! latency), summarised, with a measured overhead subtracted when the
+//! benchmark has one, and the warnings the figures deserve.
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use touchstone_results::{checks, host, Baseline, Measurement, Summary};
+
+use crate::bench::{Benchmark, Report, Shape};
+use crate::events::Observer;
+use crate::parallel::{measure, HarnessError, Timing};
+use crate::plan::Plan;
+
+/// The identity of a case, opaque to the harness.
+#[derive(Debug, Clone)]
+pub struct CaseLabel {
+    pub name: String,
+    pub benchmark: String,
+    pub group: String,
+    pub params: BTreeMap<String, String>,
+}
+
+/// Per-repetition figures: (combined over processes, per process).
+pub fn samples(shape: &Shape, timing: &Timing) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let per_process: Vec<Vec<f64>> = timing
+        .processes
+        .iter()
+        .map(|p| {
+            p.intervals
+                .iter()
+                .map(|iv| shape.figure(iv.iterations, iv.elapsed_ns()))
+                .collect()
+        })
+        .collect();
+    let reps = per_process.iter().map(Vec::len).min().unwrap_or(0);
+    let combined = (0..reps)
+        .map(|r| {
+            let sum: f64 = per_process.iter().map(|p| p[r]).sum();
+            if shape.sums_across_processes() {
+                sum
+            } else {
+                sum / per_process.len() as f64
+            }
+        })
+        .collect();
+    (combined, per_process)
+}
+
+/// Measure a case, and its baseline first if it has one, into a Measurement.
+pub fn measure_case(
+    label: &CaseLabel,
+    bench: &mut dyn Benchmark,
+    shape: &Shape,
+    baseline: Option<(&str, &mut dyn Benchmark)>,
+    plan: &Plan,
+    observer: &mut dyn Observer,
+) -> Result<Measurement, HarnessError> {
+    let started_at = Utc::now();
+    let invalid = |message: String| HarnessError::Invalid {
+        case: label.name.clone(),
+        message,
+    };
+    let base = match baseline {
+        Some((name, b)) => {
+            if shape.report != Report::Latency {
+                return Err(invalid(
+                    "a baseline can only be subtracted from a latency".into(),
+                ));
+            }
+            let t = measure(
+                &format!("{} (overhead)", label.name),
+                b,
+                shape,
+                plan,
+                observer,
+            )?;
+            let (s, _) = samples(shape, &t);
+            let summary =
+                Summary::of(&s).ok_or_else(|| invalid("overhead produced no samples".into()))?;
+            Some(Baseline {
+                name: name.to_string(),
+                summary,
+                samples: s,
+            })
+        }
+        None => None,
+    };
+    let timing = measure(&label.name, bench, shape, plan, observer)?;
+    let (mut combined, mut per_process) = samples(shape, &timing);
+    let mut warnings = Vec::new();
+    if let Some(b) = &base {
+        // Subtract the overhead's median; a difference that the two
+        // intervals cannot tell from zero is flagged, never shown negative.
+        let raw = Summary::of(&combined).ok_or_else(|| invalid("no samples".into()))?;
+        let noise = (raw.ci_high - raw.ci_low) / 2.0 + (b.summary.ci_high - b.summary.ci_low) / 2.0;
+        if raw.median - b.summary.median <= noise {
+            warnings.push(touchstone_results::Warning {
+                code: "overhead-swamps".into(),
+                message: format!(
+                    "the measured overhead ({:.4} ns) swamps the signal ({:.4} ns before subtraction)",
+                    b.summary.median, raw.median
+                ),
+                remedy: "the figure is not meaningful; use a larger working set or more processes".into(),
+            });
+        }
+        for x in combined.iter_mut().chain(per_process.iter_mut().flatten()) {
+            *x = (*x - b.summary.median).max(0.0);
+        }
+    }
+    let summary = Summary::of(&combined)
+        .ok_or_else(|| invalid("the benchmark produced no samples".into()))?;
+    warnings.extend(checks::check_ci(&summary));
+    warnings.extend(checks::check_oversubscribed(
+        plan.parallel,
+        host::usable_cpus(),
+    ));
+    Ok(Measurement {
+        name: label.name.clone(),
+        benchmark: label.benchmark.clone(),
+        group: label.group.clone(),
+        params: label.params.clone(),
+        parallel: plan.parallel,
+        unit: shape.unit(),
+        statistic: shape.statistic,
+        samples: combined,
+        per_process: if plan.parallel > 1 {
+            per_process
+        } else {
+            Vec::new()
+        },
+        summary,
+        intervals: timing
+            .processes
+            .iter()
+            .flat_map(|p| p.intervals.iter().copied())
+            .collect(),
+        baseline: base,
+        warnings,
+        extra: BTreeMap::new(),
+        started_at,
+        ended_at: Utc::now(),
+    })
+}

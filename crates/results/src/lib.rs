@@ -1,0 +1,20 @@
+//! touchstone's results layer: what a run and a measurement are, the
+//! statistics every figure carries, the host it ran on, the warnings that
+//! qualify it, and how runs are stored (SQLite) and exchanged (JSON).
+//!
+//! Nothing here knows about any particular benchmark or how it was timed.
+
+pub mod checks;
+pub mod host;
+pub mod json;
+pub mod model;
+pub mod stats;
+pub mod store;
+pub mod units;
+
+pub use model::{
+    Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunStatus, Statistic, Tool,
+    Warning,
+};
+pub use stats::Summary;
+pub use units::Unit;

@@ -1,0 +1,192 @@
+//! The run/measurement model (DESIGN.md "Results"). These types are the JSON
+//! exchange format (docs/results-format.md) and what the store persists, so
+//! changing a field is a format change: bump `json::FORMAT_VERSION`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::host::Host;
+use crate::stats::Summary;
+use crate::units::Unit;
+
+/// One invocation of touchstone on one machine, and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Globally unique id (hex); runs imported from other machines keep theirs.
+    pub id: String,
+    /// A user-given label ("farm-node-7, BIOS 2.1").
+    #[serde(default)]
+    pub label: Option<String>,
+    pub host: Host,
+    pub tool: Tool,
+    pub clock: ClockInfo,
+    pub options: RunOptions,
+    pub started_at: DateTime<Utc>,
+    #[serde(default)]
+    pub ended_at: Option<DateTime<Utc>>,
+    pub status: RunStatus,
+    /// Conditions that could spoil every figure of the run (load, governor…).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    #[serde(default)]
+    pub measurements: Vec<Measurement>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still measuring, or the process died without a word (a crash).
+    Running,
+    Complete,
+    /// Stopped by the user (Ctrl-C); the measurements kept are whole.
+    Interrupted,
+    /// Stopped by an error; the measurements kept are whole.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// The build of touchstone that produced a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    /// "release" or "debug": debug builds measure the harness, not the machine.
+    pub profile: String,
+    #[serde(default)]
+    pub rustc: Option<String>,
+}
+
+/// The clock the harness timed with, as measured at the start of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInfo {
+    pub source: String,
+    /// Smallest observed positive step between two reads, ns.
+    pub resolution_ns: f64,
+    /// Cost of one read, ns (median of several timed batches).
+    pub read_cost_ns: f64,
+    /// The shortest timing interval that keeps clock error under 0.1 %.
+    pub min_interval_ns: u64,
+}
+
+/// How the run was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    pub selection: Vec<String>,
+    pub repetitions: u32,
+    pub parallel: Vec<u32>,
+    pub quick: bool,
+    /// Target timing interval for one process and for several, ns.
+    pub target_interval_ns: u64,
+    pub parallel_interval_ns: u64,
+    pub warmup_ns: u64,
+}
+
+/// Which statistic is a measurement's headline figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The representative figure (default, as lmbench).
+    #[default]
+    Median,
+    /// The best case, for benchmarks that look for a physical limit (mhz).
+    Min,
+    Max,
+}
+
+/// One timing interval of one process, as the harness recorded it. Times are
+/// CLOCK_MONOTONIC nanoseconds, comparable across the processes of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interval {
+    pub process: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub iterations: u64,
+}
+
+impl Interval {
+    pub fn elapsed_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// An overhead measured separately and subtracted from every sample
+/// (e.g. lat_ctx's token passing within one process).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub name: String,
+    pub summary: Summary,
+    #[serde(default)]
+    pub samples: Vec<f64>,
+}
+
+/// A condition that qualifies a figure, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable identifier, e.g. "ci-wide", "load", "governor".
+    pub code: String,
+    pub message: String,
+    pub remedy: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.message, self.remedy)
+    }
+}
+
+/// One benchmark case measured: every raw sample and its summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Stable slash-joined name, e.g. "lat_ctx/procs:8/size:16k": the key
+    /// that joins results across machines and years.
+    pub name: String,
+    /// The family, e.g. "lat_ctx".
+    pub benchmark: String,
+    /// The report group, e.g. "proc", "ctx", "mem".
+    pub group: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// Number of processes running the benchmark during every interval.
+    pub parallel: u32,
+    pub unit: Unit,
+    #[serde(default)]
+    pub statistic: Statistic,
+    /// One figure per repetition, in `unit`; with several processes the
+    /// repetition's figures are combined (sum for bandwidth, mean otherwise).
+    pub samples: Vec<f64>,
+    /// Each process's own figures when parallel > 1 (same order as samples).
+    #[serde(default)]
+    pub per_process: Vec<Vec<f64>>,
+    pub summary: Summary,
+    /// The raw timing intervals behind the samples.
+    #[serde(default)]
+    pub intervals: Vec<Interval>,
+    #[serde(default)]
+    pub baseline: Option<Baseline>,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// Extra named figures a benchmark derives (e.g. detected cache sizes).
+    #[serde(default)]
+    pub extra: BTreeMap<String, f64>,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: DateTime<Utc>,
+}
+
+impl Measurement {
+    /// The headline figure (the chosen statistic of the samples).
+    pub fn value(&self) -> f64 {
+        self.summary.get(self.statistic)
+    }
+}
