@@ -5,9 +5,11 @@
 
 pub mod families;
 pub mod family;
-pub mod groups;
+
 pub mod params;
 pub mod select;
+pub mod sys;
+pub mod testing;
 
 pub use family::{Built, Family, Mode, Parallel};
 pub use params::{Kind, Param, Point, Value};

@@ -7,7 +7,7 @@
 //! their defaults; the cases are the cartesian product.
 
 use crate::family::{Family, Mode, Parallel};
-use crate::groups::GROUPS;
+use touchstone_results::groups::GROUPS;
 use crate::params::{Point, Value};
 use crate::FAMILIES;
 
@@ -330,7 +330,7 @@ mod tests {
                 }
             }
             assert!(
-                crate::groups::group(f.group).is_some(),
+                touchstone_results::groups::group(f.group).is_some(),
                 "{}: unknown group {}",
                 f.name,
                 f.group

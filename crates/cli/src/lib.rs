@@ -1,3 +1,31 @@
+//! The `touchstone` command: parse → plan → run → store → print. Errors are
+//! printed once, here, and the exit code is decided in one place:
+//! 0 success, 1 a measurement failed, 2 bad input (arguments, files,
+//! databases), 130 interrupted.
+
+mod args;
+mod cmd;
+mod error;
+mod progress;
+
+use clap::Parser;
+
+pub use error::CliError;
+
 pub fn main() -> i32 {
-    0
+    let args = match args::Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cmd::dispatch(args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("touchstone: {e}");
+            e.exit_code()
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! Nothing here knows about any particular benchmark or how it was timed.
 
 pub mod checks;
+pub mod groups;
 pub mod host;
 pub mod json;
 pub mod model;

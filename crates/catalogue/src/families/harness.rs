@@ -29,9 +29,10 @@ pub struct Spin {
 }
 
 impl Benchmark for Spin {
-    /// Timed: `n` waits, each until the clock has advanced `ns`. Each wait
-    /// overshoots by at most one clock read, so the true cost per iteration
-    /// is `ns` plus under one read (recorded with the run's clock info).
+    /// Timed: `n` waits, each until the clock has advanced `ns`. An
+    /// iteration costs `ns`, plus the read that starts it, plus the final
+    /// read's overshoot (under one read): `ns` + 1 to 2 clock reads, which the
+    /// run's clock info records.
     fn run(&mut self, n: u64) -> Fallible {
         for _ in 0..n {
             let t0 = now_ns();

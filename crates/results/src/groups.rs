@@ -1,4 +1,5 @@
-//! Report groups, after lmbench's summary tables. A family belongs to one;
+//! Report groups, after lmbench's summary tables. Each catalogue family
+//! belongs to one; reports print one table per group, in this order;
 //! `touchstone run GROUP` runs the group's default cases.
 
 pub struct Group {

@@ -1,0 +1,46 @@
+//! Measuring catalogue cases outside the CLI, for tests and tools: select a
+//! spec, build each case and measure it with a small, fast plan.
+
+use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObserver, Plan};
+use touchstone_results::Measurement;
+
+use crate::{select, Mode};
+
+/// A plan for tests: few, short intervals; the real clock's limits apply.
+pub fn tiny_plan(parallel: u32) -> Plan {
+    Plan {
+        repetitions: 3,
+        parallel,
+        target_ns: 1_000_000,
+        parallel_target_ns: 20_000_000,
+        warmup_ns: 0,
+        min_interval_ns: 100_000,
+        ..Plan::default()
+    }
+}
+
+/// Measure every case of `spec` (e.g. "lat_syscall/null") with `plan`.
+pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measurement>, String> {
+    let sel = select(&[spec.to_string()], mode, plan.parallel).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for c in sel.cases {
+        let mut built = (c.family.build)(&c.point, mode)?;
+        let label = CaseLabel {
+            name: c.name.clone(),
+            benchmark: c.family.name.into(),
+            group: c.family.group.into(),
+            params: c.point.0.iter().map(|(k, v)| (k.to_string(), v.text.clone())).collect(),
+        };
+        let baseline = built.baseline.as_mut().map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
+        let m = measure_case(&label, built.bench.as_mut(), &built.shape, baseline, plan, &mut NoObserver)
+            .map_err(|e: HarnessError| e.to_string())?;
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Assert what every benchmark owes: a positive, finite figure with a unit.
+pub fn assert_sane(m: &Measurement) {
+    assert!(m.value().is_finite() && m.value() > 0.0, "{}: figure {} is not positive and finite", m.name, m.value());
+    assert!(!m.samples.is_empty(), "{}: no samples", m.name);
+}

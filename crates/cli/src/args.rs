@@ -1,0 +1,83 @@
+//! Raw command-line arguments (clap). They become a checked plan in the
+//! commands before anything runs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "touchstone",
+    version,
+    about = "Measure what a machine and its OS really do, and compare machines side by side",
+    after_help = "Results go to an SQLite store (--db, $TOUCHSTONE_DB, default ~/.local/share/touchstone/results.sqlite)."
+)]
+pub struct Cli {
+    /// The results database.
+    #[arg(long, global = true, env = "TOUCHSTONE_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the benchmarks with their groups, parameters and descriptions.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the default suite, or the named benchmarks and groups, and store the results.
+    Run(RunArgs),
+    /// List stored runs.
+    Runs {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one stored run (an id or unique prefix, a label, `last` or `last~N`).
+    Show {
+        run: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export runs (default: all) as a versioned JSON document.
+    Export {
+        runs: Vec<String>,
+        /// Write here instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Import runs from JSON documents written by `export` (all or nothing per call).
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Benchmarks (`lat_syscall`, `lat_syscall/null,read`, `lat_ctx/procs:2,8`),
+    /// groups (`proc`), `default` or `all`. None: the default suite.
+    pub benchmarks: Vec<String>,
+    /// Processes running each benchmark at once; a list measures each level (1,2,4).
+    #[arg(short = 'P', long, value_delimiter = ',', default_value = "1")]
+    pub parallel: Vec<u32>,
+    /// Timed repetitions per measurement (the median is reported).
+    #[arg(short = 'r', long, value_name = "R")]
+    pub repetitions: Option<u32>,
+    /// Quick mode: fewer, shorter intervals and smaller parameter sweeps.
+    #[arg(short, long)]
+    pub quick: bool,
+    /// Target length of a single-process timing interval (e.g. 5ms).
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// A label for the run ("node-7 after BIOS update").
+    #[arg(short, long)]
+    pub label: Option<String>,
+    /// Print the run as JSON on standard output (progress stays on stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Measure without storing.
+    #[arg(long)]
+    pub no_store: bool,
+}

@@ -1,0 +1,32 @@
+//! One file per subcommand; `dispatch` routes to them.
+
+mod list;
+mod run;
+mod stored;
+
+use std::path::PathBuf;
+
+use touchstone_results::store::{Open, Store};
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+
+pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    let db = cli.db.clone();
+    match cli.command {
+        Command::List { json } => list::list(json),
+        Command::Run(a) => run::run(db, a),
+        Command::Runs { json } => stored::runs(&open(db, Open::MustExist)?, json),
+        Command::Show { run, json } => stored::show(&open(db, Open::MustExist)?, &run, json),
+        Command::Export { runs, output } => stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref()),
+        Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
+    }
+}
+
+pub fn db_path(db: Option<PathBuf>) -> PathBuf {
+    db.unwrap_or_else(Store::default_path)
+}
+
+pub fn open(db: Option<PathBuf>, mode: Open) -> Result<Store, CliError> {
+    Ok(Store::open(&db_path(db), mode)?)
+}

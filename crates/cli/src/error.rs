@@ -1,0 +1,36 @@
+//! Every way the command can fail, and the exit code each one means.
+
+use touchstone_catalogue::SelectError;
+use touchstone_harness::HarnessError;
+use touchstone_results::json::JsonError;
+use touchstone_results::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{path}: {source}")]
+    Json { path: String, source: JsonError },
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("{0} of {1} measurements failed (see above); the others are stored")]
+    Failed(usize, usize),
+    #[error("{0}")]
+    Harness(HarnessError),
+    #[error("interrupted; the measurements finished before it are stored (run {0})")]
+    Interrupted(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Failed(..) | CliError::Harness(_) => 1,
+            CliError::Interrupted(_) => 130,
+            _ => 2,
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Terminal tables: a run's measurements grouped like lmbench's summary,
+//! each figure with its unit and the 95 % confidence interval of its median,
+//! and the list of stored runs.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use touchstone_results::groups::{title, GROUPS};
+use touchstone_results::store::RunRow;
+use touchstone_results::units::Scale;
+use touchstone_results::{Measurement, Run, Statistic};
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.iter().map(|h| Cell::new(h)));
+    t
+}
+
+/// The figure, its interval and spread, all in one readable scale.
+pub fn figure_cells(m: &Measurement) -> [String; 3] {
+    let s = &m.summary;
+    let scale = Scale::for_value(m.unit, m.value());
+    let stat = match m.statistic {
+        Statistic::Median => "",
+        Statistic::Min => " (min)",
+        Statistic::Max => " (max)",
+    };
+    let rel = if s.median != 0.0 { (s.ci_high - s.ci_low) / 2.0 / s.median.abs() * 100.0 } else { f64::NAN };
+    [
+        format!("{}{stat}", scale.format_with_label(m.value())),
+        format!("{} … {}", scale.format(s.ci_low), scale.format(s.ci_high)),
+        if rel.is_finite() { format!("±{rel:.1} %") } else { "-".into() },
+    ]
+}
+
+/// One table per report group, in the groups' order; unknown groups last.
+pub fn measurements(ms: &[Measurement]) -> String {
+    let mut out = String::new();
+    let mut order: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+    for m in ms {
+        if !order.contains(&m.group.as_str()) {
+            order.push(&m.group);
+        }
+    }
+    for g in order {
+        let rows: Vec<&Measurement> = ms.iter().filter(|m| m.group == g).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut t = table(&["benchmark", "procs", "figure", "95 % CI of median", "±", "n", "notes"]);
+        for m in rows {
+            let [fig, ci, rel] = figure_cells(m);
+            let notes: Vec<&str> = m.warnings.iter().map(|w| w.code.as_str()).collect();
+            t.add_row(vec![
+                Cell::new(&m.name),
+                Cell::new(m.parallel).set_alignment(CellAlignment::Right),
+                Cell::new(fig).set_alignment(CellAlignment::Right),
+                Cell::new(ci).set_alignment(CellAlignment::Right),
+                Cell::new(rel).set_alignment(CellAlignment::Right),
+                Cell::new(m.summary.n).set_alignment(CellAlignment::Right),
+                Cell::new(notes.join(", ")),
+            ]);
+        }
+        out.push_str(&format!("{}\n{t}\n", title(g)));
+    }
+    let notes: Vec<String> = ms
+        .iter()
+        .flat_map(|m| m.warnings.iter().map(move |w| format!("  {}: {} — {}", m.name, w.message, w.remedy)))
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("notes:\n");
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+/// What a reader needs to know about the machine and the conditions.
+pub fn run_header(run: &Run) -> String {
+    let h = &run.host;
+    let mut lines = vec![
+        format!("run {}{}", run.id, run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()),
+        format!(
+            "  {} — {}, {}",
+            run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            run.status.as_str(),
+            run.ended_at
+                .map(|e| format!("took {:.1} s", (e - run.started_at).num_milliseconds() as f64 / 1e3))
+                .unwrap_or_default()
+        ),
+        format!(
+            "  host {}: {} ({} socket(s), {} cores, {} threads), {:.1} GiB",
+            h.hostname,
+            h.cpu.model,
+            h.cpu.sockets,
+            h.cpu.cores,
+            h.cpu.threads,
+            h.memory_bytes as f64 / (1u64 << 30) as f64
+        ),
+        format!(
+            "  {} {}, {}{}",
+            h.os,
+            h.kernel,
+            h.distribution.as_deref().unwrap_or("unknown distribution"),
+            h.virtualization.as_ref().map(|v| format!(", virtual: {v}")).unwrap_or_default()
+        ),
+        format!(
+            "  clock {}: resolution {:.0} ns, read cost {:.1} ns; {} {} ({})",
+            run.clock.source, run.clock.resolution_ns, run.clock.read_cost_ns, run.tool.name, run.tool.version, run.tool.profile
+        ),
+    ];
+    if !h.caches.is_empty() {
+        let caches: Vec<String> = h
+            .caches
+            .iter()
+            .map(|c| format!("L{} {} {}", c.level, c.kind, Scale::for_value(touchstone_results::Unit::Bytes, c.size_bytes as f64).format_with_label(c.size_bytes as f64)))
+            .collect();
+        lines.push(format!("  caches: {}", caches.join(", ")));
+    }
+    for w in &run.warnings {
+        lines.push(format!("  warning: {} — {}", w.message, w.remedy));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// `touchstone runs`.
+pub fn runs(rows: &[RunRow]) -> String {
+    let mut t = table(&["id", "label", "host", "started (UTC)", "status", "measurements"]);
+    for r in rows {
+        t.add_row(vec![
+            Cell::new(&r.id),
+            Cell::new(r.label.as_deref().unwrap_or("")),
+            Cell::new(&r.hostname),
+            Cell::new(r.started_at.format("%Y-%m-%d %H:%M:%S")),
+            Cell::new(&r.status),
+            Cell::new(r.measurements).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// Any table of text cells in the common style (used for catalogue listings).
+pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut t = table(header);
+    for r in rows {
+        t.add_row(r.iter().map(Cell::new).collect::<Vec<_>>());
+    }
+    format!("{t}\n")
+}
