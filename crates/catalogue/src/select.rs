@@ -7,9 +7,9 @@
 //! their defaults; the cases are the cartesian product.
 
 use crate::family::{Family, Mode, Parallel};
-use touchstone_results::groups::GROUPS;
 use crate::params::{Point, Value};
 use crate::FAMILIES;
+use touchstone_results::groups::GROUPS;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SelectError {

@@ -64,7 +64,10 @@ pub fn reap(pid: Pid) -> io::Result<i32> {
     if libc::WIFEXITED(st) {
         Ok(libc::WEXITSTATUS(st))
     } else {
-        Err(io::Error::other(format!("helper {pid} killed by signal {}", libc::WTERMSIG(st))))
+        Err(io::Error::other(format!(
+            "helper {pid} killed by signal {}",
+            libc::WTERMSIG(st)
+        )))
     }
 }
 

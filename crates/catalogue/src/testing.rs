@@ -29,11 +29,26 @@ pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measureme
             name: c.name.clone(),
             benchmark: c.family.name.into(),
             group: c.family.group.into(),
-            params: c.point.0.iter().map(|(k, v)| (k.to_string(), v.text.clone())).collect(),
+            params: c
+                .point
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.text.clone()))
+                .collect(),
         };
-        let baseline = built.baseline.as_mut().map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
-        let m = measure_case(&label, built.bench.as_mut(), &built.shape, baseline, plan, &mut NoObserver)
-            .map_err(|e: HarnessError| e.to_string())?;
+        let baseline = built
+            .baseline
+            .as_mut()
+            .map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
+        let m = measure_case(
+            &label,
+            built.bench.as_mut(),
+            &built.shape,
+            baseline,
+            plan,
+            &mut NoObserver,
+        )
+        .map_err(|e: HarnessError| e.to_string())?;
         out.push(m);
     }
     Ok(out)
@@ -41,6 +56,11 @@ pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measureme
 
 /// Assert what every benchmark owes: a positive, finite figure with a unit.
 pub fn assert_sane(m: &Measurement) {
-    assert!(m.value().is_finite() && m.value() > 0.0, "{}: figure {} is not positive and finite", m.name, m.value());
+    assert!(
+        m.value().is_finite() && m.value() > 0.0,
+        "{}: figure {} is not positive and finite",
+        m.name,
+        m.value()
+    );
     assert!(!m.samples.is_empty(), "{}: no samples", m.name);
 }

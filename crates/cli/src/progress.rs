@@ -23,7 +23,11 @@ impl Progress {
             );
             b
         });
-        Progress { bar, total, index: 0 }
+        Progress {
+            bar,
+            total,
+            index: 0,
+        }
     }
 
     pub fn start_case(&mut self, name: &str) {

@@ -67,7 +67,17 @@ pub trait Benchmark: Send {
     }
     /// Once at exit (lmbench: cleanup(0)); also reached after an error.
     fn cleanup(&mut self) {}
+    /// Extra named figures this process observed (e.g. CPU seconds per MB,
+    /// peak memory), read after the timed intervals and before `cleanup`.
+    /// The measurement keeps each name's mean over processes. At most
+    /// `MAX_EXTRAS` names of up to 47 bytes.
+    fn extras(&mut self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
+
+/// How many extra figures one process can report.
+pub const MAX_EXTRAS: usize = 16;
 
 /// What one iteration of `run` is worth.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,6 +108,9 @@ pub struct Shape {
     pub report: Report,
     pub enough_ns: u64,
     pub statistic: Statistic,
+    /// Skip autosizing and run exactly this many iterations per interval
+    /// (e.g. one whole program run per interval when timing an application).
+    pub fixed_iterations: Option<u64>,
 }
 
 impl Shape {
@@ -108,6 +121,7 @@ impl Shape {
             report: Report::Latency,
             enough_ns: 0,
             statistic: Statistic::Median,
+            fixed_iterations: None,
         }
     }
     /// Bandwidth of `bytes` per iteration.
@@ -117,6 +131,7 @@ impl Shape {
             report: Report::Bandwidth,
             enough_ns: 0,
             statistic: Statistic::Median,
+            fixed_iterations: None,
         }
     }
     /// A rate of `ops` per iteration, in `unit` after dividing ops/s by `scale`.
@@ -126,6 +141,7 @@ impl Shape {
             report: Report::Rate { unit, scale },
             enough_ns: 0,
             statistic: Statistic::Median,
+            fixed_iterations: None,
         }
     }
     pub fn with_enough_ns(mut self, ns: u64) -> Shape {
@@ -134,6 +150,10 @@ impl Shape {
     }
     pub fn with_statistic(mut self, s: Statistic) -> Shape {
         self.statistic = s;
+        self
+    }
+    pub fn with_fixed_iterations(mut self, n: u64) -> Shape {
+        self.fixed_iterations = Some(n.max(1));
         self
     }
 

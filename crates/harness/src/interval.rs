@@ -27,6 +27,8 @@ pub trait Link {
     fn running_window(&mut self, since_ns: u64, until_ns: u64);
     /// Progress, for the parent's stall detection.
     fn heartbeat(&mut self);
+    /// Extra figures the benchmark reported.
+    fn extras(&mut self, extras: &[(String, f64)]);
     /// Only one process: the coordination phases have nothing to wait for.
     fn solo(&self) -> bool;
 }
@@ -56,7 +58,10 @@ fn measure_loop(
     link: &mut dyn Link,
 ) -> Fallible {
     let target = plan.interval_target(shape);
-    let mut n = autosize(bench, target, plan.min_interval_ns, clock, link)?;
+    let mut n = match shape.fixed_iterations {
+        Some(k) => k,
+        None => autosize(bench, target, plan.min_interval_ns, clock, link)?,
+    };
     link.set_iterations(n);
     link.ready()?;
     let since = clock.now_ns();
@@ -66,7 +71,7 @@ fn measure_loop(
     // now fall short of the target, grow n (never shrink it).
     loop {
         let (s, e) = interval(bench, n, clock, link)?;
-        if e - s < target {
+        if e - s < target && shape.fixed_iterations.is_none() {
             n = extrapolate(n, e - s, target).max(n);
         }
         if e.saturating_sub(since) >= plan.warmup_ns {
@@ -91,6 +96,7 @@ fn measure_loop(
         }
     }
     link.running_window(since, clock.now_ns());
+    link.extras(&bench.extras());
     Ok(())
 }
 
@@ -160,6 +166,7 @@ pub struct SoloLink {
     pub intervals: Vec<(u64, u64, u64)>,
     pub heartbeats: u64,
     pub window: (u64, u64),
+    pub extras: Vec<(String, f64)>,
 }
 
 impl Link for SoloLink {
@@ -189,6 +196,9 @@ impl Link for SoloLink {
     }
     fn heartbeat(&mut self) {
         self.heartbeats += 1;
+    }
+    fn extras(&mut self, extras: &[(String, f64)]) {
+        self.extras = extras.to_vec();
     }
     fn solo(&self) -> bool {
         true

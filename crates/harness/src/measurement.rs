@@ -48,6 +48,19 @@ pub fn samples(shape: &Shape, timing: &Timing) -> (Vec<f64>, Vec<Vec<f64>>) {
     (combined, per_process)
 }
 
+/// Each extra figure's mean over the processes that reported it.
+fn mean_extras(timing: &Timing) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+    for (k, v) in timing.processes.iter().flat_map(|p| p.extras.iter()) {
+        let e = sums.entry(k.clone()).or_default();
+        e.0 += v;
+        e.1 += 1;
+    }
+    sums.into_iter()
+        .map(|(k, (s, n))| (k, s / n as f64))
+        .collect()
+}
+
 /// Measure a case, and its baseline first if it has one, into a Measurement.
 pub fn measure_case(
     label: &CaseLabel,
@@ -138,7 +151,7 @@ pub fn measure_case(
             .collect(),
         baseline: base,
         warnings,
-        extra: BTreeMap::new(),
+        extra: mean_extras(&timing),
         started_at,
         ended_at: Utc::now(),
     })

@@ -25,11 +25,19 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
         Statistic::Min => " (min)",
         Statistic::Max => " (max)",
     };
-    let rel = if s.median != 0.0 { (s.ci_high - s.ci_low) / 2.0 / s.median.abs() * 100.0 } else { f64::NAN };
+    let rel = if s.median != 0.0 {
+        (s.ci_high - s.ci_low) / 2.0 / s.median.abs() * 100.0
+    } else {
+        f64::NAN
+    };
     [
         format!("{}{stat}", scale.format_with_label(m.value())),
         format!("{} … {}", scale.format(s.ci_low), scale.format(s.ci_high)),
-        if rel.is_finite() { format!("±{rel:.1} %") } else { "-".into() },
+        if rel.is_finite() {
+            format!("±{rel:.1} %")
+        } else {
+            "-".into()
+        },
     ]
 }
 
@@ -47,7 +55,15 @@ pub fn measurements(ms: &[Measurement]) -> String {
         if rows.is_empty() {
             continue;
         }
-        let mut t = table(&["benchmark", "procs", "figure", "95 % CI of median", "±", "n", "notes"]);
+        let mut t = table(&[
+            "benchmark",
+            "procs",
+            "figure",
+            "95 % CI of median",
+            "±",
+            "n",
+            "notes",
+        ]);
         for m in rows {
             let [fig, ci, rel] = figure_cells(m);
             let notes: Vec<&str> = m.warnings.iter().map(|w| w.code.as_str()).collect();
@@ -65,7 +81,11 @@ pub fn measurements(ms: &[Measurement]) -> String {
     }
     let notes: Vec<String> = ms
         .iter()
-        .flat_map(|m| m.warnings.iter().map(move |w| format!("  {}: {} — {}", m.name, w.message, w.remedy)))
+        .flat_map(|m| {
+            m.warnings
+                .iter()
+                .map(move |w| format!("  {}: {} — {}", m.name, w.message, w.remedy))
+        })
         .collect();
     if !notes.is_empty() {
         out.push_str("notes:\n");
@@ -79,13 +99,23 @@ pub fn measurements(ms: &[Measurement]) -> String {
 pub fn run_header(run: &Run) -> String {
     let h = &run.host;
     let mut lines = vec![
-        format!("run {}{}", run.id, run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()),
+        format!(
+            "run {}{}",
+            run.id,
+            run.label
+                .as_ref()
+                .map(|l| format!(" ({l})"))
+                .unwrap_or_default()
+        ),
         format!(
             "  {} — {}, {}",
             run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
             run.status.as_str(),
             run.ended_at
-                .map(|e| format!("took {:.1} s", (e - run.started_at).num_milliseconds() as f64 / 1e3))
+                .map(|e| format!(
+                    "took {:.1} s",
+                    (e - run.started_at).num_milliseconds() as f64 / 1e3
+                ))
                 .unwrap_or_default()
         ),
         format!(
@@ -102,18 +132,34 @@ pub fn run_header(run: &Run) -> String {
             h.os,
             h.kernel,
             h.distribution.as_deref().unwrap_or("unknown distribution"),
-            h.virtualization.as_ref().map(|v| format!(", virtual: {v}")).unwrap_or_default()
+            h.virtualization
+                .as_ref()
+                .map(|v| format!(", virtual: {v}"))
+                .unwrap_or_default()
         ),
         format!(
             "  clock {}: resolution {:.0} ns, read cost {:.1} ns; {} {} ({})",
-            run.clock.source, run.clock.resolution_ns, run.clock.read_cost_ns, run.tool.name, run.tool.version, run.tool.profile
+            run.clock.source,
+            run.clock.resolution_ns,
+            run.clock.read_cost_ns,
+            run.tool.name,
+            run.tool.version,
+            run.tool.profile
         ),
     ];
     if !h.caches.is_empty() {
         let caches: Vec<String> = h
             .caches
             .iter()
-            .map(|c| format!("L{} {} {}", c.level, c.kind, Scale::for_value(touchstone_results::Unit::Bytes, c.size_bytes as f64).format_with_label(c.size_bytes as f64)))
+            .map(|c| {
+                format!(
+                    "L{} {} {}",
+                    c.level,
+                    c.kind,
+                    Scale::for_value(touchstone_results::Unit::Bytes, c.size_bytes as f64)
+                        .format_with_label(c.size_bytes as f64)
+                )
+            })
             .collect();
         lines.push(format!("  caches: {}", caches.join(", ")));
     }
@@ -125,7 +171,14 @@ pub fn run_header(run: &Run) -> String {
 
 /// `touchstone runs`.
 pub fn runs(rows: &[RunRow]) -> String {
-    let mut t = table(&["id", "label", "host", "started (UTC)", "status", "measurements"]);
+    let mut t = table(&[
+        "id",
+        "label",
+        "host",
+        "started (UTC)",
+        "status",
+        "measurements",
+    ]);
     for r in rows {
         t.add_row(vec![
             Cell::new(&r.id),

@@ -56,7 +56,10 @@ pub fn list(json: bool) -> Result<(), CliError> {
         })
         .collect();
     if json {
-        println!("{}", serde_json::to_string_pretty(&infos).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&infos).expect("serialisable")
+        );
         return Ok(());
     }
     let rows: Vec<Vec<String>> = infos
@@ -88,7 +91,16 @@ pub fn list(json: bool) -> Result<(), CliError> {
         .collect();
     print!(
         "{}",
-        touchstone_report::terminal::text_table(&["benchmark", "group", "what it measures", "parameters [defaults]", "notes"], &rows)
+        touchstone_report::terminal::text_table(
+            &[
+                "benchmark",
+                "group",
+                "what it measures",
+                "parameters [defaults]",
+                "notes"
+            ],
+            &rows
+        )
     );
     Ok(())
 }

@@ -18,7 +18,9 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Run(a) => run::run(db, a),
         Command::Runs { json } => stored::runs(&open(db, Open::MustExist)?, json),
         Command::Show { run, json } => stored::show(&open(db, Open::MustExist)?, &run, json),
-        Command::Export { runs, output } => stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref()),
+        Command::Export { runs, output } => {
+            stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref())
+        }
         Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
     }
 }

@@ -7,7 +7,9 @@ use chrono::Utc;
 use touchstone_catalogue::params::{Kind, Param};
 use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
-use touchstone_harness::{calibrate, measure_case, Benchmark, scratch, signals, CaseLabel, HarnessError, Plan};
+use touchstone_harness::{
+    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan,
+};
 use touchstone_report::terminal;
 use touchstone_results::store::{Open, Store};
 use touchstone_results::{checks, host, json, Run, RunOptions, RunStatus, Tool};
@@ -29,13 +31,21 @@ pub fn profile() -> &'static str {
 
 /// Stage one: raw arguments to a checked plan, before anything runs.
 fn plan(a: &RunArgs) -> Result<Plan, CliError> {
-    let mut plan = if a.quick { Plan::quick() } else { Plan::default() };
+    let mut plan = if a.quick {
+        Plan::quick()
+    } else {
+        Plan::default()
+    };
     if let Some(&bad) = a.parallel.iter().find(|&&p| p == 0 || p > MAX_PARALLEL) {
-        return Err(CliError::Usage(format!("--parallel {bad}: must be 1..={MAX_PARALLEL}")));
+        return Err(CliError::Usage(format!(
+            "--parallel {bad}: must be 1..={MAX_PARALLEL}"
+        )));
     }
     if let Some(r) = a.repetitions {
         if r == 0 || r > MAX_REPETITIONS {
-            return Err(CliError::Usage(format!("--repetitions {r}: must be 1..={MAX_REPETITIONS}")));
+            return Err(CliError::Usage(format!(
+                "--repetitions {r}: must be 1..={MAX_REPETITIONS}"
+            )));
         }
         plan.repetitions = r;
     }
@@ -43,7 +53,10 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         let p = Param {
             name: "--interval",
             help: "",
-            kind: Kind::Duration { min_ns: 10_000, max_ns: 10_000_000_000 },
+            kind: Kind::Duration {
+                min_ns: 10_000,
+                max_ns: 10_000_000_000,
+            },
             default: &[],
             quick: &[],
             positional: false,
@@ -58,7 +71,8 @@ fn new_run_id() -> String {
     // SAFETY: filling a local buffer.
     let got = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };
     if got != b.len() as isize {
-        let t = Utc::now().timestamp_nanos_opt().unwrap_or(0) as u64 ^ ((std::process::id() as u64) << 32);
+        let t = Utc::now().timestamp_nanos_opt().unwrap_or(0) as u64
+            ^ ((std::process::id() as u64) << 32);
         b = t.to_le_bytes();
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -70,7 +84,9 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
     if selection.cases.is_empty() {
-        return Err(CliError::Usage("nothing to run: the selection is empty here".into()));
+        return Err(CliError::Usage(
+            "nothing to run: the selection is empty here".into(),
+        ));
     }
     // Build every case once now, so bad parameter combinations fail before
     // anything runs (the real instances are built again just before use).
@@ -80,7 +96,11 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     }
     // Open the store before measuring: a locked or foreign database is
     // reported now, not after minutes of work.
-    let mut store = if a.no_store { None } else { Some(Store::open(&super::db_path(db), Open::CreateIfMissing)?) };
+    let mut store = if a.no_store {
+        None
+    } else {
+        Some(Store::open(&super::db_path(db), Open::CreateIfMissing)?)
+    };
 
     signals::install();
     scratch::remove_stale();
@@ -139,17 +159,36 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
                 name: case.name.clone(),
                 benchmark: case.family.name.to_string(),
                 group: case.family.group.to_string(),
-                params: case.point.0.iter().map(|(k, v)| (k.to_string(), v.text.clone())).collect(),
+                params: case
+                    .point
+                    .0
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.text.clone()))
+                    .collect(),
             };
             let mut built = (case.family.build)(&case.point, mode).map_err(CliError::Usage)?;
-            let baseline = built.baseline.as_mut().map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
-            match measure_case(&label, built.bench.as_mut(), &built.shape, baseline, &plan, &mut progress) {
+            let baseline = built
+                .baseline
+                .as_mut()
+                .map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
+            match measure_case(
+                &label,
+                built.bench.as_mut(),
+                &built.shape,
+                baseline,
+                &plan,
+                &mut progress,
+            ) {
                 Ok(m) => {
                     if let Some(s) = store.as_mut() {
                         s.add_measurement(&run.id, &m)?;
                     }
                     let [fig, _, rel] = terminal::figure_cells(&m);
-                    let par = if p > 1 { format!(" ×{p}") } else { String::new() };
+                    let par = if p > 1 {
+                        format!(" ×{p}")
+                    } else {
+                        String::new()
+                    };
                     progress.case_line(&format!("{}{par}: {fig} ({rel})", m.name));
                     run.measurements.push(m);
                 }
@@ -179,7 +218,11 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     if a.json {
         println!("{}", json::to_string(vec![run.clone()]));
     } else {
-        print!("{}\n{}", terminal::run_header(&run), terminal::measurements(&run.measurements));
+        print!(
+            "{}\n{}",
+            terminal::run_header(&run),
+            terminal::measurements(&run.measurements)
+        );
         if let Some(s) = &store {
             println!("stored as run {} in {}", run.id, s.path().display());
         }

@@ -12,7 +12,10 @@ use crate::error::CliError;
 pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
     let rows = store.list_runs()?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&rows).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("serialisable")
+        );
     } else if rows.is_empty() {
         println!("no runs stored in {}", store.path().display());
     } else {
@@ -26,7 +29,11 @@ pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
     if as_json {
         println!("{}", json::to_string(vec![run]));
     } else {
-        print!("{}\n{}", terminal::run_header(&run), terminal::measurements(&run.measurements));
+        print!(
+            "{}\n{}",
+            terminal::run_header(&run),
+            terminal::measurements(&run.measurements)
+        );
     }
     Ok(())
 }
@@ -35,9 +42,15 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
     let ids = if specs.is_empty() {
         store.list_runs()?.into_iter().map(|r| r.id).collect()
     } else {
-        specs.iter().map(|s| store.resolve(s)).collect::<Result<Vec<_>, _>>()?
+        specs
+            .iter()
+            .map(|s| store.resolve(s))
+            .collect::<Result<Vec<_>, _>>()?
     };
-    let runs = ids.iter().map(|id| store.load_run(id)).collect::<Result<Vec<_>, _>>()?;
+    let runs = ids
+        .iter()
+        .map(|id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
     let text = json::to_string(runs);
     match output {
         None => {
@@ -59,8 +72,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -78,8 +97,10 @@ pub fn import(store: &mut Store, files: &[PathBuf]) -> Result<(), CliError> {
     let mut runs = Vec::new();
     for f in files {
         let path = f.display().to_string();
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| CliError::File { path: path.clone(), message: format!("cannot read: {e}") })?;
+        let text = std::fs::read_to_string(f).map_err(|e| CliError::File {
+            path: path.clone(),
+            message: format!("cannot read: {e}"),
+        })?;
         let doc = json::parse(&text).map_err(|source| CliError::Json { path, source })?;
         runs.extend(doc.runs);
     }
@@ -88,7 +109,15 @@ pub fn import(store: &mut Store, files: &[PathBuf]) -> Result<(), CliError> {
         "imported {} run(s) into {}{}",
         runs.len() - skipped.len(),
         store.path().display(),
-        if skipped.is_empty() { String::new() } else { format!("; {} already present: {}", skipped.len(), skipped.join(", ")) }
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} already present: {}",
+                skipped.len(),
+                skipped.join(", ")
+            )
+        }
     );
     Ok(())
 }

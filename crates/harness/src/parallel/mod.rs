@@ -68,6 +68,8 @@ pub struct ProcessTiming {
     pub running_since: u64,
     pub running_until: u64,
     pub intervals: Vec<Interval>,
+    /// Extra figures the benchmark reported in this process.
+    pub extras: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -413,6 +415,7 @@ fn collect(slots: &Slots, n: u32) -> Timing {
                 running_since: h.running_since.load(Ordering::Relaxed),
                 running_until: h.running_until.load(Ordering::Relaxed),
                 intervals,
+                extras: slots.extras(i),
             }
         })
         .collect();
@@ -478,6 +481,9 @@ impl Link for ChildLink<'_> {
             .header(self.slot)
             .heartbeat
             .fetch_add(1, Ordering::Relaxed);
+    }
+    fn extras(&mut self, extras: &[(String, f64)]) {
+        self.slots.set_extras(self.slot, extras);
     }
     fn solo(&self) -> bool {
         self.solo

@@ -16,6 +16,16 @@ pub struct Header {
     pub recorded: AtomicU32,
     pub error_len: AtomicU32,
     pub error: [AtomicU8; ERROR_BYTES],
+    pub extras_len: AtomicU32,
+    pub extras: [Extra; crate::bench::MAX_EXTRAS],
+}
+
+pub const EXTRA_NAME_BYTES: usize = 48;
+
+#[repr(C)]
+pub struct Extra {
+    pub value: AtomicU64,
+    pub name: [AtomicU8; EXTRA_NAME_BYTES],
 }
 
 #[repr(C)]
@@ -89,6 +99,46 @@ impl Slots {
             h.error[k].store(b, Ordering::Relaxed);
         }
         h.error_len.store(n as u32, Ordering::Release);
+    }
+
+    pub fn set_extras(&self, i: usize, extras: &[(String, f64)]) {
+        let h = self.header(i);
+        let n = extras.len().min(h.extras.len());
+        for (slot, (name, v)) in h.extras.iter().zip(extras) {
+            let b = name.as_bytes();
+            for k in 0..EXTRA_NAME_BYTES {
+                slot.name[k].store(
+                    if k < b.len().min(EXTRA_NAME_BYTES - 1) {
+                        b[k]
+                    } else {
+                        0
+                    },
+                    Ordering::Relaxed,
+                );
+            }
+            slot.value.store(v.to_bits(), Ordering::Relaxed);
+        }
+        h.extras_len.store(n as u32, Ordering::Release);
+    }
+
+    pub fn extras(&self, i: usize) -> Vec<(String, f64)> {
+        let h = self.header(i);
+        let n = h.extras_len.load(Ordering::Acquire) as usize;
+        h.extras[..n]
+            .iter()
+            .map(|e| {
+                let b: Vec<u8> = e
+                    .name
+                    .iter()
+                    .map(|c| c.load(Ordering::Relaxed))
+                    .take_while(|&c| c != 0)
+                    .collect();
+                (
+                    String::from_utf8_lossy(&b).into_owned(),
+                    f64::from_bits(e.value.load(Ordering::Relaxed)),
+                )
+            })
+            .collect()
     }
 
     pub fn error(&self, i: usize) -> Option<String> {
