@@ -1,6 +1,7 @@
 //! What a benchmark family file declares about itself.
 
 use touchstone_harness::{Benchmark, Shape};
+use touchstone_results::Measurement;
 
 use crate::params::{Param, Point};
 
@@ -54,6 +55,10 @@ pub struct Family {
     pub unsupported: fn() -> Option<String>,
     /// Build one case from a point of the parameter space.
     pub build: fn(&Point, Mode) -> Result<Built, String>,
+    /// Figures derived from all of this family's measurements in a run
+    /// (cache levels from a latency curve, line size from strides), computed
+    /// after the last of them; each derived figure is a measurement itself.
+    pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
 }
 
 /// For families that run everywhere.

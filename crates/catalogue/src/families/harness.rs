@@ -59,6 +59,7 @@ pub const NULL_LOOP: Family = Family {
     default_suite: true,
     unsupported: always_supported,
     build: build_null,
+    derive: None,
 };
 
 pub const SPIN: Family = Family {
@@ -80,4 +81,5 @@ pub const SPIN: Family = Family {
     default_suite: true,
     unsupported: always_supported,
     build: build_spin,
+    derive: None,
 };

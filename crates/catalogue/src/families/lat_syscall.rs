@@ -155,6 +155,7 @@ pub const FAMILY: Family = Family {
     default_suite: true,
     unsupported: always_supported,
     build,
+    derive: None,
 };
 
 #[cfg(test)]

@@ -203,6 +203,32 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             }
         }
     }
+    // Figures derived from a family's whole sweep (e.g. cache levels).
+    if !interrupted {
+        let mut seen: Vec<&str> = Vec::new();
+        for case in &selection.cases {
+            let f = case.family;
+            let Some(derive) = f.derive else { continue };
+            if seen.contains(&f.name) {
+                continue;
+            }
+            seen.push(f.name);
+            let own: Vec<_> = run
+                .measurements
+                .iter()
+                .filter(|m| m.benchmark == f.name)
+                .cloned()
+                .collect();
+            for m in derive(&own) {
+                if let Some(s) = store.as_mut() {
+                    s.add_measurement(&run.id, &m)?;
+                }
+                let [fig, _, _] = terminal::figure_cells(&m);
+                progress.line(&format!("derived {}: {fig}", m.name));
+                run.measurements.push(m);
+            }
+        }
+    }
     progress.finish();
     run.ended_at = Some(Utc::now());
     run.status = if interrupted {

@@ -1,0 +1,4 @@
+//! Analysis of stored results: pure functions over the results model
+//! (comparisons, ratios to a reference, geometric-mean indices, scaling,
+//! knees, prediction of application speed from micro-benchmarks). Reports
+//! call these; nothing here reads files or prints.
