@@ -23,7 +23,11 @@ pub trait Link {
     /// Non-blocking: have all processes finished timing?
     fn may_stop(&mut self) -> bool;
     fn set_iterations(&mut self, n: u64);
-    fn record(&mut self, rep: u32, start_ns: u64, end_ns: u64, iterations: u64);
+    fn record(&mut self, rep: u32, start_ns: u64, end_ns: u64, iterations: u64, preemptions: u32);
+    /// The process's involuntary context switches so far.
+    fn preemptions(&self) -> u64 {
+        0
+    }
     fn running_window(&mut self, since_ns: u64, until_ns: u64);
     /// Progress, for the parent's stall detection.
     fn heartbeat(&mut self);
@@ -86,8 +90,16 @@ fn measure_loop(
         }
     }
     for rep in 0..plan.repetitions {
-        let (s, e) = interval(bench, n, clock, link)?;
-        link.record(rep, s, e, n);
+        // Preemptions are counted just outside the timed region.
+        bench.prepare(n)?;
+        let p0 = link.preemptions();
+        let s = clock.now_ns();
+        bench.run(n)?;
+        let e = clock.now_ns();
+        let p1 = link.preemptions();
+        bench.conclude(n)?;
+        link.heartbeat();
+        link.record(rep, s, e, n, p1.saturating_sub(p0) as u32);
     }
     link.done()?;
     if !link.solo() {
@@ -163,7 +175,7 @@ fn extrapolate(n: u64, t: u64, target: u64) -> u64 {
 #[derive(Debug, Default)]
 pub struct SoloLink {
     pub iterations: u64,
-    pub intervals: Vec<(u64, u64, u64)>,
+    pub intervals: Vec<(u64, u64, u64, u32)>,
     pub heartbeats: u64,
     pub window: (u64, u64),
     pub extras: Vec<(String, f64)>,
@@ -188,8 +200,9 @@ impl Link for SoloLink {
     fn set_iterations(&mut self, n: u64) {
         self.iterations = n;
     }
-    fn record(&mut self, _rep: u32, start_ns: u64, end_ns: u64, iterations: u64) {
-        self.intervals.push((start_ns, end_ns, iterations));
+    fn record(&mut self, _rep: u32, start_ns: u64, end_ns: u64, iterations: u64, preemptions: u32) {
+        self.intervals
+            .push((start_ns, end_ns, iterations, preemptions));
     }
     fn running_window(&mut self, since_ns: u64, until_ns: u64) {
         self.window = (since_ns, until_ns);
@@ -285,7 +298,7 @@ mod tests {
         .unwrap();
 
         assert_eq!(link.intervals.len(), 5);
-        for &(s, e, n) in &link.intervals {
+        for &(s, e, n, _) in &link.intervals {
             assert!(e - s >= 1_000_000, "interval {} ns below target", e - s);
             assert!(e - s < 1_200_000, "interval {} ns overshoots", e - s);
             assert_eq!(e - s, n * 7);
@@ -319,7 +332,7 @@ mod tests {
         let mut link = SoloLink::default();
         let shape = Shape::latency(1.0);
         run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
-        for &(s, e, n) in &link.intervals {
+        for &(s, e, n, _) in &link.intervals {
             assert_eq!(shape.figure(n, e - s), 3.0);
         }
     }

@@ -125,10 +125,14 @@ pub fn measure_case(
     let summary = Summary::of(&combined)
         .ok_or_else(|| invalid("the benchmark produced no samples".into()))?;
     warnings.extend(checks::check_ci(&summary));
-    warnings.extend(checks::check_oversubscribed(
-        plan.parallel,
-        host::usable_cpus(),
-    ));
+    let cpus = host::usable_cpus();
+    warnings.extend(checks::check_oversubscribed(plan.parallel, cpus));
+    if plan.parallel <= cpus {
+        // With more processes than CPUs, time-sharing is what is measured.
+        let all = timing.processes.iter().flat_map(|p| &p.intervals);
+        let preempted = all.clone().filter(|iv| iv.preemptions > 0).count();
+        warnings.extend(checks::check_preempted(preempted, all.count()));
+    }
     Ok(Measurement {
         name: label.name.clone(),
         benchmark: label.benchmark.clone(),

@@ -110,6 +110,17 @@ pub fn check_ci(summary: &Summary) -> Option<Warning> {
     })
 }
 
+/// Timed intervals during which other work took the CPU from the benchmark.
+pub fn check_preempted(preempted: usize, total: usize) -> Option<Warning> {
+    (preempted > 0).then(|| {
+        warning(
+            "preempted",
+            format!("{preempted} of {total} timed intervals were preempted by other work (involuntary context switches), so they read long"),
+            "re-run on a quiet machine; the median resists a few such intervals, not a majority",
+        )
+    })
+}
+
 /// More processes than CPUs: they time-share, which is what is measured.
 pub fn check_oversubscribed(parallel: u32, usable_cpus: u32) -> Option<Warning> {
     (parallel > usable_cpus).then(|| {

@@ -113,6 +113,10 @@ pub struct Interval {
     pub start_ns: u64,
     pub end_ns: u64,
     pub iterations: u64,
+    /// Involuntary context switches of the process during the interval:
+    /// other work took the CPU, so the interval reads long.
+    #[serde(default)]
+    pub preemptions: u32,
 }
 
 impl Interval {

@@ -353,7 +353,7 @@ fn supervise(
             let h = slots.header(i);
             progress += h.recorded.load(Ordering::Relaxed);
             let beat = h.heartbeat.load(Ordering::Relaxed);
-            if beat != beats[i].0 {
+            if beat != beats[i].0 || h.waiting.load(Ordering::Acquire) == 1 {
                 beats[i] = (beat, now);
             } else if kids.alive[i] && now.duration_since(beats[i].1) > stall {
                 return Err(HarnessError::Stalled {
@@ -406,6 +406,7 @@ fn collect(slots: &Slots, n: u32) -> Timing {
                         start_ns: iv.start.load(Ordering::Relaxed),
                         end_ns: iv.end.load(Ordering::Relaxed),
                         iterations: iv.iterations.load(Ordering::Relaxed),
+                        preemptions: iv.preemptions.load(Ordering::Relaxed),
                     }
                 })
                 .collect();
@@ -437,9 +438,12 @@ struct ChildLink<'a> {
 
 impl Link for ChildLink<'_> {
     fn ready(&mut self) -> Fallible {
+        let h = self.slots.header(self.slot);
+        h.waiting.store(1, Ordering::Release);
         pipes::send(self.up, READY)?;
-        pipes::wait_closed(self.start)?;
-        Ok(())
+        let r = pipes::wait_closed(self.start);
+        h.waiting.store(0, Ordering::Release);
+        Ok(r?)
     }
     fn warm(&mut self) -> Fallible {
         Ok(pipes::send(self.up, WARM)?)
@@ -461,11 +465,18 @@ impl Link for ChildLink<'_> {
             .iterations
             .store(n, Ordering::Relaxed);
     }
-    fn record(&mut self, rep: u32, start_ns: u64, end_ns: u64, iterations: u64) {
+    fn preemptions(&self) -> u64 {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: filling a local rusage.
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        ru.ru_nivcsw as u64
+    }
+    fn record(&mut self, rep: u32, start_ns: u64, end_ns: u64, iterations: u64, preemptions: u32) {
         let iv = self.slots.interval(self.slot, rep as usize);
         iv.start.store(start_ns, Ordering::Relaxed);
         iv.end.store(end_ns, Ordering::Relaxed);
         iv.iterations.store(iterations, Ordering::Relaxed);
+        iv.preemptions.store(preemptions, Ordering::Relaxed);
         self.slots
             .header(self.slot)
             .recorded

@@ -14,6 +14,8 @@ pub struct Header {
     pub running_since: AtomicU64,
     pub running_until: AtomicU64,
     pub recorded: AtomicU32,
+    /// 1 while the process waits at a barrier: waiting is not stalling.
+    pub waiting: AtomicU32,
     pub error_len: AtomicU32,
     pub error: [AtomicU8; ERROR_BYTES],
     pub extras_len: AtomicU32,
@@ -33,6 +35,7 @@ pub struct RawInterval {
     pub start: AtomicU64,
     pub end: AtomicU64,
     pub iterations: AtomicU64,
+    pub preemptions: AtomicU32,
 }
 
 pub struct Slots {

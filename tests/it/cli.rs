@@ -1,0 +1,233 @@
+//! The command: bad input gives a clear message and a non-zero exit and
+//! loses nothing; Ctrl-C keeps what was finished.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{quick_run, text, Sandbox};
+
+fn stored(s: &Sandbox) -> String {
+    let o = s.run(&["runs", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn a_run_is_stored_and_shown_with_units_and_intervals() {
+    let s = Sandbox::new();
+    let o = s.run(&["run", "lat_syscall/null", "--quick", "--label", "first"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("95 % CI"),
+        "{out}"
+    );
+    let show = s.run(&["show", "last"]);
+    assert!(show.status.success());
+    assert!(text(&show).contains("lat_syscall/null"));
+    let json = s.run(&["show", "first", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["format"], "touchstone-results");
+    let m = &v["runs"][0]["measurements"][0];
+    assert_eq!(m["unit"], "ns");
+    assert_eq!(m["samples"].as_array().unwrap().len(), 7);
+    assert!(m["summary"]["ci_low"].as_f64().unwrap() <= m["summary"]["median"].as_f64().unwrap());
+    assert_eq!(v["runs"][0]["status"], "complete");
+    assert!(v["runs"][0]["host"]["cpu"]["threads"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn an_unknown_benchmark_suggests_near_names() {
+    let s = Sandbox::new();
+    let o = s.run(&["run", "lat_sycall"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("did you mean 'lat_syscall'"),
+        "{}",
+        text(&o)
+    );
+    assert!(!s.db().exists(), "a refused run must not create a store");
+}
+
+#[test]
+fn bad_numbers_are_refused_before_anything_runs() {
+    let s = Sandbox::new();
+    quick_run(&s, "keep");
+    let before = stored(&s);
+    for (args, needle) in [
+        (
+            &["run", "null_loop", "--repetitions", "abc"][..],
+            "invalid value",
+        ),
+        (
+            &["run", "null_loop", "--repetitions", "0"][..],
+            "--repetitions 0",
+        ),
+        (&["run", "null_loop", "--parallel", "0"][..], "--parallel 0"),
+        (&["run", "spin/-5us"][..], "negative"),
+        (&["run", "spin/time:5parsecs"][..], "unknown unit"),
+        (&["run", "lat_syscall/op:teleport"][..], "unknown value"),
+        (
+            &["run", "null_loop", "--interval", "1ns"][..],
+            "out of range",
+        ),
+    ] {
+        let o = s.run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
+    }
+    assert_eq!(stored(&s), before, "a refused run changed the store");
+}
+
+#[test]
+fn bad_files_for_import_are_refused_and_lose_nothing() {
+    let s = Sandbox::new();
+    quick_run(&s, "keep");
+    let before = stored(&s);
+    let foreign = s.path("foreign.json");
+    std::fs::write(&foreign, r#"{"hello": "world"}"#).unwrap();
+    let broken = s.path("broken.json");
+    std::fs::write(&broken, "{\"format\": \"touchstone-results\", ").unwrap();
+    let future = s.path("future.json");
+    std::fs::write(
+        &future,
+        r#"{"format": "touchstone-results", "version": 99, "runs": []}"#,
+    )
+    .unwrap();
+    let missing = s.path("nope.json");
+    for (file, needle) in [
+        (&foreign, "not a touchstone results document"),
+        (&broken, "not JSON"),
+        (&future, "newer than this touchstone"),
+        (&missing, "cannot read"),
+    ] {
+        let o = s.run(&["import", file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(needle), "{}", text(&o));
+    }
+    // One bad file among good ones: nothing at all is imported.
+    let good = s.path("good.json");
+    assert!(s
+        .run(&["export", "-o", good.to_str().unwrap()])
+        .status
+        .success());
+    let other = Sandbox::new();
+    let o = other.run(&["import", good.to_str().unwrap(), foreign.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!other.db().exists() || stored(&other).trim() == "[]");
+    assert_eq!(stored(&s), before);
+}
+
+#[test]
+fn a_database_that_is_not_ours_is_refused_and_untouched() {
+    let s = Sandbox::new();
+    let notes = s.path("notes.db");
+    std::fs::write(
+        &notes,
+        "these are my notes and not a database; please keep them",
+    )
+    .unwrap();
+    let o = s
+        .cmd()
+        .args([
+            "run",
+            "null_loop",
+            "--quick",
+            "--db",
+            notes.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("not a SQLite database"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "these are my notes and not a database; please keep them"
+    );
+    let o = s.run(&["show", "nosuchrun"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn an_unwritable_export_path_is_an_error() {
+    let s = Sandbox::new();
+    quick_run(&s, "x");
+    let o = s.run(&["export", "-o", "/proc/touchstone-cannot-write-here.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("cannot write"), "{}", text(&o));
+}
+
+/// Processes whose command line carries `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(marker) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn sigint_keeps_finished_measurements_and_every_earlier_run() {
+    let s = Sandbox::new();
+    let earlier = quick_run(&s, "earlier");
+    let marker = format!("sigint-{}", std::process::id());
+    let mut child = s
+        .cmd()
+        .args([
+            "run",
+            "null_loop",
+            "spin/time:20ms",
+            "--repetitions",
+            "500",
+            "--label",
+            &marker,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first measurement of the new run is committed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+        let runs = v.as_array().unwrap();
+        if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never stored its first measurement"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300)); // now inside the spin measurement
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+
+    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs[0]["id"], earlier.as_str());
+    assert_eq!(runs[0]["status"], "complete");
+    assert_eq!(runs[1]["status"], "interrupted");
+    assert_eq!(runs[1]["measurements"], 1);
+    let show = s.run(&["show", &earlier]);
+    assert!(show.status.success());
+    // No benchmark process and no scratch directory outlive the run.
+    assert!(
+        processes_with(&marker).is_empty(),
+        "processes outlived the run"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
+        .collect();
+    assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
+}

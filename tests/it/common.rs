@@ -1,0 +1,62 @@
+//! Shared helpers: run the built binary against a private temporary store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.sqlite")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The touchstone command with this sandbox's store and temp dir.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_touchstone"));
+        c.env("TOUCHSTONE_DB", self.db())
+            .env("TMPDIR", self.dir.path())
+            .env_remove("XDG_DATA_HOME");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A fast run of the harness self-check so tests have something stored.
+pub fn quick_run(s: &Sandbox, label: &str) -> String {
+    let o = s.run(&["run", "null_loop", "--quick", "--label", label, "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["runs"][0]["id"].as_str().unwrap().to_string()
+}
+
+pub fn file_bytes(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+/// Whether a process exists at all (a zombie counts as existing).
+pub fn process_exists(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}

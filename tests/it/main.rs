@@ -1,0 +1,6 @@
+//! touchstone's integration tests: one test binary, one module per area.
+
+mod cli;
+mod common;
+mod harness;
+mod store;

@@ -1,0 +1,95 @@
+//! The SQLite store: refusing what is not ours, never losing what is.
+
+use touchstone_results::store::{Open, Store, StoreError};
+
+use crate::common::{quick_run, Sandbox};
+
+#[test]
+fn a_foreign_sqlite_database_is_refused_and_untouched() {
+    let s = Sandbox::new();
+    let path = s.path("other.sqlite");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE users(name TEXT); INSERT INTO users VALUES ('ada');")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        Store::open(&path, Open::CreateIfMissing),
+        Err(StoreError::Foreign(_))
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused_and_untouched() {
+    let s = Sandbox::new();
+    let path = s.path("notes.txt");
+    std::fs::write(
+        &path,
+        "just some notes, not a database at all, long enough to have a header",
+    )
+    .unwrap();
+    assert!(matches!(
+        Store::open(&path, Open::CreateIfMissing),
+        Err(StoreError::NotADatabase(_))
+    ));
+    assert_eq!(std::fs::read_to_string(&path).unwrap().len(), 68);
+}
+
+#[test]
+fn a_locked_database_is_reported_and_earlier_runs_survive() {
+    let s = Sandbox::new();
+    let first = quick_run(&s, "before-lock");
+    let holder = rusqlite::Connection::open(s.db()).unwrap();
+    holder
+        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO runs SELECT * FROM runs WHERE 0;")
+        .unwrap();
+    let o = s.run(&["run", "null_loop", "--quick"]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::common::text(&o));
+    assert!(
+        crate::common::text(&o).contains("locked by another process"),
+        "{}",
+        crate::common::text(&o)
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    let store = Store::open(&s.db(), Open::MustExist).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].id, first);
+    assert!(!store.load_run(&first).unwrap().measurements.is_empty());
+}
+
+#[test]
+fn runs_round_trip_through_json_export_and_import() {
+    let a = Sandbox::new();
+    let id = quick_run(&a, "exported");
+    let file = a.path("export.json");
+    let o = a.run(&["export", "-o", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", crate::common::text(&o));
+
+    let b = Sandbox::new();
+    let o = b.run(&["import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", crate::common::text(&o));
+    let src = Store::open(&a.db(), Open::MustExist)
+        .unwrap()
+        .load_run(&id)
+        .unwrap();
+    let dst = Store::open(&b.db(), Open::MustExist)
+        .unwrap()
+        .load_run(&id)
+        .unwrap();
+    assert_eq!(src, dst);
+    // Importing again changes nothing and says so.
+    let o = b.run(&["import", file.to_str().unwrap()]);
+    assert!(crate::common::text(&o).contains("already present"));
+    assert_eq!(
+        Store::open(&b.db(), Open::MustExist)
+            .unwrap()
+            .list_runs()
+            .unwrap()
+            .len(),
+        1
+    );
+}
