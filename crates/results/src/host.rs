@@ -313,7 +313,43 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
         .lines()
         .find(|l| l.starts_with("flags"))
         .is_some_and(|l| l.split_whitespace().any(|f| f == "hypervisor"));
-    hypervisor_flag.then(|| "unknown hypervisor".to_string())
+    hypervisor_flag.then(|| cpuid_hypervisor().unwrap_or_else(|| "unknown hypervisor".to_string()))
+}
+
+/// The hypervisor's CPUID signature (leaf 0x40000000), where there is one.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor() -> Option<String> {
+    // SAFETY: CPUID exists on every x86_64 CPU; leaf 0x40000000 is reserved
+    // for hypervisors and reads as zeros or garbage on bare metal, which the
+    // table lookup below ignores.
+    let r = unsafe { std::arch::x86_64::__cpuid(0x4000_0000) };
+    let mut sig = Vec::with_capacity(12);
+    for w in [r.ebx, r.ecx, r.edx] {
+        sig.extend_from_slice(&w.to_le_bytes());
+    }
+    hypervisor_from_signature(&sig)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor() -> Option<String> {
+    None
+}
+
+/// Name a hypervisor from its 12-byte CPUID vendor signature.
+pub fn hypervisor_from_signature(sig: &[u8]) -> Option<String> {
+    let known: [(&[u8], &str); 7] = [
+        (b"KVMKVMKVM", "kvm"),
+        (b"Microsoft Hv", "hyper-v"),
+        (b"VMwareVMware", "vmware"),
+        (b"XenVMMXenVMM", "xen"),
+        (b"TCGTCGTCGTCG", "qemu-tcg"),
+        (b"bhyve bhyve ", "bhyve"),
+        (b"ACRNACRNACRN", "acrn"),
+    ];
+    known
+        .iter()
+        .find(|(k, _)| sig.starts_with(k))
+        .map(|(_, n)| n.to_string())
 }
 
 fn container() -> Option<String> {
@@ -434,6 +470,15 @@ mod tests {
             parse_os_release(t).as_deref(),
             Some("Debian GNU/Linux 12 (bookworm)")
         );
+    }
+
+    #[test]
+    fn hypervisor_signatures() {
+        assert_eq!(
+            hypervisor_from_signature(b"KVMKVMKVM\0\0\0").as_deref(),
+            Some("kvm")
+        );
+        assert_eq!(hypervisor_from_signature(b"GenuineIntel"), None);
     }
 
     #[test]
