@@ -83,6 +83,7 @@ pub fn calibrate() -> ClockInfo {
     ClockInfo {
         source: "clock_gettime(CLOCK_MONOTONIC)".into(),
         resolution_ns: resolution,
+        declared_resolution_ns: declared,
         read_cost_ns: read_cost,
         min_interval_ns: ((resolution + read_cost) * ERROR_FACTOR).ceil() as u64,
     }

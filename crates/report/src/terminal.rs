@@ -138,8 +138,9 @@ pub fn run_header(run: &Run) -> String {
                 .unwrap_or_default()
         ),
         format!(
-            "  clock {}: resolution {:.0} ns, read cost {:.1} ns; {} {} ({})",
+            "  clock {}: declared resolution {:.0} ns, observed step {:.0} ns, read cost {:.1} ns; {} {} ({})",
             run.clock.source,
+            run.clock.declared_resolution_ns,
             run.clock.resolution_ns,
             run.clock.read_cost_ns,
             run.tool.name,

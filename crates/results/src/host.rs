@@ -319,10 +319,9 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
 /// The hypervisor's CPUID signature (leaf 0x40000000), where there is one.
 #[cfg(target_arch = "x86_64")]
 fn cpuid_hypervisor() -> Option<String> {
-    // SAFETY: CPUID exists on every x86_64 CPU; leaf 0x40000000 is reserved
-    // for hypervisors and reads as zeros or garbage on bare metal, which the
-    // table lookup below ignores.
-    let r = unsafe { std::arch::x86_64::__cpuid(0x4000_0000) };
+    // Leaf 0x40000000 is reserved for hypervisors; on bare metal it reads
+    // as zeros or garbage, which the table lookup below ignores.
+    let r = std::arch::x86_64::__cpuid(0x4000_0000);
     let mut sig = Vec::with_capacity(12);
     for w in [r.ebx, r.ecx, r.edx] {
         sig.extend_from_slice(&w.to_le_bytes());

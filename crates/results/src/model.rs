@@ -72,8 +72,13 @@ pub struct Tool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {
     pub source: String,
-    /// Smallest observed positive step between two reads, ns.
+    /// Effective resolution: the larger of the declared resolution and the
+    /// smallest positive step observed between two reads, ns. A clock finer
+    /// than its read cost shows a step of about one read.
     pub resolution_ns: f64,
+    /// What clock_getres declares, ns.
+    #[serde(default)]
+    pub declared_resolution_ns: f64,
     /// Cost of one read, ns (median of several timed batches).
     pub read_cost_ns: f64,
     /// The shortest timing interval that keeps clock error under 0.1 %.
