@@ -231,3 +231,75 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
         .collect();
     assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
 }
+
+#[test]
+fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
+    let s = Sandbox::new();
+    let earlier = quick_run(&s, "earlier");
+    let marker = format!("crash-{}", std::process::id());
+    let mut child = s
+        .cmd()
+        .args([
+            "run",
+            "null_loop",
+            "spin/time:20ms",
+            "--repetitions",
+            "500",
+            "--label",
+            &marker,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+        let runs = v.as_array().unwrap();
+        if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never stored its first measurement"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+
+    // The benchmark children die with their parent (PR_SET_PDEATHSIG).
+    let gone = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < gone,
+            "benchmark processes outlived a killed touchstone"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs[0]["status"], "complete");
+    assert_eq!(
+        runs[1]["status"], "running",
+        "a killed run stays marked as never finished"
+    );
+    assert_eq!(runs[1]["measurements"], 1);
+    assert!(s.run(&["show", &earlier]).status.success());
+    // The dead run's scratch directory is swept by the next run.
+    assert!(std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("touchstone-")));
+    quick_run(&s, "after");
+    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "stale scratch not removed: {leftovers:?}"
+    );
+}
