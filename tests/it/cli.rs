@@ -172,30 +172,29 @@ fn processes_with(marker: &str) -> Vec<i32> {
     out
 }
 
-#[test]
-fn sigint_keeps_finished_measurements_and_every_earlier_run() {
-    let s = Sandbox::new();
-    let earlier = quick_run(&s, "earlier");
-    let marker = format!("sigint-{}", std::process::id());
-    let mut child = s
+/// Start a run whose first measurement is quick and whose second lasts
+/// about ten seconds; return once the first is committed and the second is
+/// under way (the store already holds one earlier run).
+fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
+    let args = [
+        "run",
+        "null_loop",
+        "spin/time:20ms",
+        "--repetitions",
+        "500",
+        "--label",
+        marker,
+    ];
+    let child = s
         .cmd()
-        .args([
-            "run",
-            "null_loop",
-            "spin/time:20ms",
-            "--repetitions",
-            "500",
-            "--label",
-            &marker,
-        ])
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the first measurement of the new run is committed.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&stored(s)).unwrap();
         let runs = v.as_array().unwrap();
         if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
             break;
@@ -207,6 +206,15 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300)); // now inside the spin measurement
+    child
+}
+
+#[test]
+fn sigint_keeps_finished_measurements_and_every_earlier_run() {
+    let s = Sandbox::new();
+    let earlier = quick_run(&s, "earlier");
+    let marker = format!("sigint-{}", std::process::id());
+    let mut child = start_long_run(&s, &marker);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
@@ -237,35 +245,7 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     let s = Sandbox::new();
     let earlier = quick_run(&s, "earlier");
     let marker = format!("crash-{}", std::process::id());
-    let mut child = s
-        .cmd()
-        .args([
-            "run",
-            "null_loop",
-            "spin/time:20ms",
-            "--repetitions",
-            "500",
-            "--label",
-            &marker,
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
-        let runs = v.as_array().unwrap();
-        if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run never stored its first measurement"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = start_long_run(&s, &marker);
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
 
