@@ -398,3 +398,26 @@ fn scratch_directories_are_removed() {
         "{scratch} outlived the measurement"
     );
 }
+
+#[test]
+fn measurements_started_from_several_threads_all_complete() {
+    // Children of one measurement must never hold another's barrier pipes:
+    // measurements in one process take turns instead of hanging.
+    let threads: Vec<_> = (1..=4u32)
+        .map(|p| {
+            std::thread::spawn(move || {
+                measure(
+                    "spin",
+                    &mut Spin { ns: 1_000 },
+                    &Shape::latency(1.0),
+                    &tiny_plan(p),
+                    &mut NoObserver,
+                )
+                .map(|t| t.processes.len())
+            })
+        })
+        .collect();
+    for (i, t) in threads.into_iter().enumerate() {
+        assert_eq!(t.join().unwrap().unwrap(), i + 1);
+    }
+}

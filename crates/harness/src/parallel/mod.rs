@@ -27,6 +27,8 @@ use crate::signals;
 use pipes::{Pipe, DONE, FAILED, READY, WARM};
 use shared::Slots;
 
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     #[error("{case}: process {process} of {parallel} failed: {message}")]
@@ -102,6 +104,13 @@ pub fn measure(
         case: case.into(),
         message: e.to_string(),
     };
+    // One measurement at a time per process: measurements that overlapped
+    // would load each other, and children forked for one would inherit the
+    // other's barrier pipes and hold them open, so its broadcast (closing the
+    // write end) would never reach end-of-file.
+    let _one_at_a_time = MEASURING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     signals::become_subreaper();
     let scratch = ScratchDir::create().map_err(setup_err)?;
     let slots = Slots::new(n as usize, plan.repetitions as usize).map_err(setup_err)?;
@@ -353,7 +362,10 @@ fn supervise(
             let h = slots.header(i);
             progress += h.recorded.load(Ordering::Relaxed);
             let beat = h.heartbeat.load(Ordering::Relaxed);
-            if beat != beats[i].0 || h.waiting.load(Ordering::Acquire) == 1 {
+            // Waiting at the start barrier is not a stall until the barrier
+            // has been broadcast; after that, a child still waiting is stuck.
+            let waiting = h.waiting.load(Ordering::Acquire) == 1 && start.write.is_some();
+            if beat != beats[i].0 || waiting {
                 beats[i] = (beat, now);
             } else if kids.alive[i] && now.duration_since(beats[i].1) > stall {
                 return Err(HarnessError::Stalled {
