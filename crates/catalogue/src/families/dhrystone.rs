@@ -235,7 +235,7 @@ impl Globals {
 
     fn proc_4(&mut self) {
         let bool_loc = self.ch_1_glob == b'A';
-        self.bool_glob = bool_loc | self.bool_glob;
+        self.bool_glob |= bool_loc;
         self.ch_2_glob = b'B';
     }
 
