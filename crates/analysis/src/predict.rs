@@ -487,6 +487,7 @@ mod tests {
             clock: ClockInfo {
                 source: "test".into(),
                 resolution_ns: 1.0,
+                declared_resolution_ns: 1.0,
                 read_cost_ns: 1.0,
                 min_interval_ns: 1,
             },
