@@ -2,3 +2,5 @@
 //! (comparisons, ratios to a reference, geometric-mean indices, scaling,
 //! knees, prediction of application speed from micro-benchmarks). Reports
 //! call these; nothing here reads files or prints.
+
+pub mod predict;

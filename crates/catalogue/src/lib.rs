@@ -20,6 +20,10 @@ pub static FAMILIES: &[&Family] = &[
     &families::harness::NULL_LOOP,
     &families::harness::SPIN,
     &families::lat_syscall::FAMILY,
+    &families::whetstone::FAMILY,
+    &families::dhrystone::FAMILY,
+    &families::linpack::FAMILY,
+    &families::sieve::FAMILY,
 ];
 
 /// A family by exact name.

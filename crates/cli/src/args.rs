@@ -52,6 +52,61 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Time any command with the harness's rigour (warm-up, repetitions, median and CI,
+    /// CPU time, peak memory) and store it as `app/NAME` next to the micro-benchmarks.
+    App(AppArgs),
+    /// Which benchmarks predict an application's time across machines, and a model
+    /// that predicts it where only micro-benchmarks were run.
+    Predict(PredictArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AppArgs {
+    /// The measurement is stored as `app/NAME` (default: the program's file name).
+    #[arg(short, long)]
+    pub name: Option<String>,
+    /// Timed runs (the median is reported).
+    #[arg(short = 'r', long, value_name = "R")]
+    pub repetitions: Option<u32>,
+    /// Untimed runs before the timed ones (at least 1).
+    #[arg(short = 'w', long, value_name = "K", default_value = "1")]
+    pub warmup: u32,
+    /// A shell command run, untimed, before every run (e.g. to restore input files).
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// A shell command run, untimed, after every run (e.g. to remove output files).
+    #[arg(long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+    /// Let the command's standard output through (default: discarded, as hyperfine does).
+    #[arg(long)]
+    pub show_output: bool,
+    /// A label for the run ("node-7 after BIOS update").
+    #[arg(short, long)]
+    pub label: Option<String>,
+    /// Print the run as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+    /// Measure without storing.
+    #[arg(long)]
+    pub no_store: bool,
+    /// The command and its arguments, after `--` (run directly, not through a shell).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// The application: NAME as given to `touchstone app --name` (or `app/NAME`).
+    pub app: String,
+    /// Runs to use (ids, labels, `last`…; default: every stored run). Runs on the
+    /// same host are merged into one machine, the newest figure winning.
+    pub runs: Vec<String>,
+    /// At most this many predictors in the model.
+    #[arg(long, default_value = "2", value_name = "K")]
+    pub max_predictors: usize,
+    /// Print the analysis as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

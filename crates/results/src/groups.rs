@@ -41,6 +41,10 @@ pub static GROUPS: &[Group] = &[
         title: "CPU kernels",
     },
     Group {
+        name: "app",
+        title: "Applications",
+    },
+    Group {
         name: "harness",
         title: "Harness self-checks",
     },

@@ -1,6 +1,8 @@
 //! One file per subcommand; `dispatch` routes to them.
 
+mod app;
 mod list;
+mod predict;
 mod run;
 mod stored;
 
@@ -22,6 +24,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref())
         }
         Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
+        Command::App(a) => app::app(db, a),
+        Command::Predict(a) => predict::predict(&open(db, Open::MustExist)?, a),
     }
 }
 

@@ -66,7 +66,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     Ok(plan)
 }
 
-fn new_run_id() -> String {
+pub fn new_run_id() -> String {
     let mut b = [0u8; 8];
     // SAFETY: filling a local buffer.
     let got = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };

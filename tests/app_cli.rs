@@ -1,0 +1,152 @@
+//! `touchstone app` and `touchstone predict` end to end: the binary run
+//! against a database in a temporary directory. Times are asserted only
+//! loosely (the machine is shared and noisy).
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn touchstone(db: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_touchstone"))
+        .args(args)
+        .env("TOUCHSTONE_DB", db)
+        .output()
+        .expect("touchstone runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn sleep_is_timed_at_about_its_length_with_a_tight_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.sqlite");
+    let out = touchstone(&db, &["app", "--json", "-r", "7", "--", "sleep", "0.05"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &doc["runs"][0]["measurements"][0];
+    assert_eq!(m["name"], "app/sleep");
+    assert_eq!(m["group"], "app");
+    assert_eq!(m["unit"], "ns");
+    assert_eq!(m["samples"].as_array().unwrap().len(), 7);
+    let s = &m["summary"];
+    let median = s["median"].as_f64().unwrap();
+    assert!(
+        (50e6..500e6).contains(&median),
+        "sleep 0.05 took {median} ns"
+    );
+    // Tight: the interval is a modest fraction of the figure even here.
+    let width = s["ci_high"].as_f64().unwrap() - s["ci_low"].as_f64().unwrap();
+    assert!(width < 0.5 * median, "CI {width} ns around {median} ns");
+    for k in ["user_cpu_s", "system_cpu_s", "peak_rss_bytes"] {
+        assert!(m["extra"][k].as_f64().unwrap() >= 0.0, "{k}");
+    }
+    assert!(m["extra"]["peak_rss_bytes"].as_f64().unwrap() > 0.0);
+    // Stored like any benchmark.
+    let shown = touchstone(&db, &["show", "last", "--json"]);
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(doc["runs"][0]["measurements"][0]["name"], "app/sleep");
+}
+
+#[test]
+fn a_failing_command_is_reported_not_timed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.sqlite");
+    let out = touchstone(&db, &["app", "-r", "3", "--", "false"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("exited with status 1"), "{err}");
+    assert!(err.contains("not timed"), "{err}");
+    assert!(!text(&out.stdout).contains("app/false"));
+    // Nothing was stored as a figure.
+    let runs = touchstone(&db, &["runs", "--json"]);
+    let rows: Value = serde_json::from_slice(&runs.stdout).unwrap_or(Value::Null);
+    assert!(rows.as_array().is_none_or(|r| r.is_empty()), "{rows}");
+
+    let out = touchstone(
+        &db,
+        &["app", "--name", "killed", "--", "sh", "-c", "kill -9 $$"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("signal 9"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.sqlite");
+    for args in [
+        &["app", "--", "no-such-program-xyz"][..],
+        &["app", "--name", "a/b", "--", "true"][..],
+        &["app", "--warmup", "0", "--", "true"][..],
+        &["app", "-r", "0", "--", "true"][..],
+    ] {
+        let out = touchstone(&db, args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn setup_and_cleanup_run_around_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.sqlite");
+    let input = dir.path().join("input");
+    let log = dir.path().join("log");
+    let setup = format!(
+        "echo x > {0}; echo s >> {1}",
+        input.display(),
+        log.display()
+    );
+    let cleanup = format!("rm {0}; echo c >> {1}", input.display(), log.display());
+    let out = touchstone(
+        &db,
+        &[
+            "app",
+            "--name",
+            "cat-input",
+            "-r",
+            "3",
+            "-w",
+            "2",
+            "--setup",
+            &setup,
+            "--cleanup",
+            &cleanup,
+            "--no-store",
+            "--",
+            "cat",
+            input.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // 2 warm-up + 3 timed runs, each between a setup and a cleanup.
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log, "s\nc\n".repeat(5));
+    assert!(!input.exists());
+}
+
+#[test]
+fn predict_explains_when_it_cannot_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.sqlite");
+    let out = touchstone(&db, &["app", "--name", "t", "-r", "3", "--", "true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = touchstone(&db, &["predict", "t"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("app/t: timed on 1 of 1 machines"), "{s}");
+    assert!(s.contains("No model"), "{s}");
+    let out = touchstone(&db, &["predict", "unknown-app"]);
+    assert_eq!(out.status.code(), Some(2));
+}
