@@ -34,7 +34,7 @@ fn series_name(m: &Matrix, r: usize) -> String {
 
 /// Line charts of figure against size, one chart per sweep (name without
 /// its size, process count), one line per run. `pick` chooses columns.
-fn by_size(m: &Matrix, pick: impl Fn(usize) -> bool, y_name: &str) -> Vec<Chart> {
+fn by_size(m: &Matrix, pick: impl Fn(usize) -> bool, y_name: &str, log_y: bool) -> Vec<Chart> {
     let mut sweeps: BTreeMap<(String, u32), Vec<(usize, f64)>> = BTreeMap::new();
     let mut order: Vec<(String, u32)> = Vec::new();
     for (i, c) in m.columns.iter().enumerate() {
@@ -86,8 +86,13 @@ fn by_size(m: &Matrix, pick: impl Fn(usize) -> bool, y_name: &str) -> Vec<Chart>
                 &title,
                 XAxis::LogBytes,
                 "size (bytes, log scale)",
-                &format!("{y_name} ({})", scale.label),
+                &format!(
+                    "{y_name} ({}{})",
+                    scale.label,
+                    if log_y { ", log scale" } else { "" }
+                ),
                 scale.divisor,
+                log_y,
                 &series,
             );
             Some(Chart { title, svg })
@@ -101,6 +106,7 @@ pub fn staircase(m: &Matrix) -> Vec<Chart> {
         m,
         |c| m.columns[c].benchmark == "lat_mem_rd",
         "load latency",
+        true,
     )
 }
 
@@ -110,6 +116,7 @@ pub fn bandwidth(m: &Matrix) -> Vec<Chart> {
         m,
         |c| m.columns[c].unit == Unit::MBps && m.columns[c].benchmark != "lat_mem_rd",
         "bandwidth",
+        false,
     )
 }
 
@@ -167,6 +174,7 @@ pub fn throughput(m: &Matrix) -> Vec<Chart> {
                 "processes",
                 &format!("throughput ({})", scale.label),
                 scale.divisor,
+                false,
                 &series,
             );
             Some(Chart {

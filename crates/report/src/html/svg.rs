@@ -73,6 +73,16 @@ pub fn size_label(v: f64) -> String {
     }
 }
 
+/// A tick label: four significant digits, trailing zeros dropped.
+pub fn tick_text(v: f64) -> String {
+    let t = format_sig(v);
+    if t.contains('.') && !t.contains('e') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    }
+}
+
 /// Round-number ticks covering [lo, hi] (1, 2 or 5 × 10^k apart).
 pub fn nice_ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
     if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
@@ -100,6 +110,7 @@ struct Frame {
     y0: f64,
     y1: f64,
     xaxis: XAxis,
+    ylog: bool,
 }
 
 impl Frame {
@@ -112,11 +123,12 @@ impl Frame {
         LEFT + t * (W - LEFT - RIGHT)
     }
     fn fy(&self, y: f64) -> f64 {
-        let t = if self.y1 > self.y0 {
-            (y - self.y0) / (self.y1 - self.y0)
+        let (a, b, v) = if self.ylog {
+            (self.y0.log10(), self.y1.log10(), y.max(self.y0).log10())
         } else {
-            0.5
+            (self.y0, self.y1, y)
         };
+        let t = if b > a { (v - a) / (b - a) } else { 0.5 };
         H - BOTTOM - t * (H - TOP - BOTTOM)
     }
 }
@@ -169,13 +181,15 @@ fn axes(
 }
 
 /// A line chart, one polyline with point markers per series. `y_div` turns
-/// stored figures into the y label's unit.
+/// stored figures into the y label's unit. With `log_y`, figures that span
+/// more than a factor of ten get a log axis.
 pub fn line_chart(
     title: &str,
     xaxis: XAxis,
     x_label: &str,
     y_label: &str,
     y_div: f64,
+    log_y: bool,
     series: &[Series],
 ) -> String {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
@@ -189,15 +203,32 @@ pub fn line_chart(
     if !x0.is_finite() {
         (x0, x1) = (1.0, 2.0);
     }
-    let yticks = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);
-    let y1 = *yticks.last().unwrap_or(&1.0);
-    let y1 = if y1 < ymax { ymax } else { y1 };
+    let ymin = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1 / y_div))
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    // A log axis only where the figures span more than a factor of ten.
+    let ylog = log_y && ymin.is_finite() && ymax > 10.0 * ymin;
+    let (y0, y1, yticks) = if ylog {
+        let (a, b) = (ymin.log10().floor() as i32, ymax.log10().ceil() as i32);
+        let ticks: Vec<f64> = (a..=b)
+            .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+            .filter(|v| *v <= 10f64.powi(b))
+            .collect();
+        (10f64.powi(a), 10f64.powi(b), ticks)
+    } else {
+        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);
+        let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
+        (0.0, y1, t)
+    };
     let f = Frame {
         x0,
         x1,
-        y0: 0.0,
+        y0,
         y1,
         xaxis,
+        ylog,
     };
     let xticks: Vec<(f64, String)> = match xaxis {
         XAxis::Linear => {
@@ -216,18 +247,7 @@ pub fn line_chart(
                 .collect()
         }
     };
-    let yt: Vec<(f64, String)> = yticks
-        .iter()
-        .map(|&v| {
-            (
-                v,
-                format_sig(v)
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
-                    .to_string(),
-            )
-        })
-        .collect();
+    let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
     let mut out = String::new();
     open_svg(&mut out, title, "line");
     axes(&mut out, &f, &xticks, &yt, x_label, y_label);
@@ -307,10 +327,11 @@ pub fn histogram(
         y0: 0.0,
         y1,
         xaxis: XAxis::Linear,
+        ylog: false,
     };
     let xt: Vec<(f64, String)> = nice_ticks(lo, hi, 5)
         .into_iter()
-        .map(|v| (v, format_sig(v)))
+        .map(|v| (v, tick_text(v)))
         .collect();
     let yt: Vec<(f64, String)> = yticks
         .into_iter()
@@ -351,6 +372,9 @@ mod tests {
         assert_eq!(nice_ticks(0.0, 10.0, 5), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         assert_eq!(size_label(4096.0), "4K");
         assert_eq!(size_label(1536.0 * 1024.0), "1.500M");
+        assert_eq!(tick_text(20000.0), "20000");
+        assert_eq!(tick_text(2.5), "2.5");
+        assert_eq!(tick_text(0.0), "0");
         assert_eq!(escape("a<b&\"c\""), "a&lt;b&amp;&quot;c&quot;");
     }
 
@@ -361,7 +385,11 @@ mod tests {
             color: color(0),
             points: vec![(1024.0, 1.0), (1048576.0, 90.0)],
         };
-        let svg = line_chart("t", XAxis::LogBytes, "size", "ns", 1.0, &[s]);
+        let svg = line_chart("t", XAxis::LogBytes, "size", "ns", 1.0, true, &[s]);
+        assert!(
+            svg.contains(">10<") && svg.contains(">100<"),
+            "log ticks: {svg}"
+        );
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains("host &lt;a&gt;") && svg.contains(">1K<") && svg.contains(">1M<"));
         let h = histogram(
