@@ -147,7 +147,7 @@ pub fn comparison(m: &Matrix, c: &Comparison) -> Vec<Sheet> {
                 group: g,
                 header,
                 numeric,
-                key_columns: 2,
+                key_columns: 3, // benchmark, unit, base; then three per run
                 rows,
             }
         })
