@@ -57,6 +57,7 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
         clock: ClockInfo {
             source: "CLOCK_MONOTONIC".into(),
             resolution_ns: 1.0,
+            declared_resolution_ns: 1.0,
             read_cost_ns: 20.0,
             min_interval_ns: 20_000,
         },

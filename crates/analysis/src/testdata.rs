@@ -23,6 +23,7 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
         clock: ClockInfo {
             source: "test".into(),
             resolution_ns: 1.0,
+            declared_resolution_ns: 1.0,
             read_cost_ns: 20.0,
             min_interval_ns: 1000,
         },
