@@ -3,4 +3,10 @@
 //! knees, prediction of application speed from micro-benchmarks). Reports
 //! call these; nothing here reads files or prints.
 
+pub mod compare;
+pub mod index;
 pub mod predict;
+pub mod table;
+
+#[cfg(test)]
+pub(crate) mod testdata;

@@ -58,6 +58,10 @@ pub enum Command {
     /// Which benchmarks predict an application's time across machines, and a model
     /// that predicts it where only micro-benchmarks were run.
     Predict(PredictArgs),
+    /// Summary of runs side by side (default: all stored runs), grouped like lmbench's tables.
+    Report(ReportArgs),
+    /// Each run's figures as ratios to a base run, with significance marks and an index.
+    Compare(CompareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -107,6 +111,46 @@ pub struct PredictArgs {
     /// Print the analysis as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// How `report` and `compare` print.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs: ids or unique prefixes, labels, `last`, `last~N`. None: every stored run.
+    pub runs: Vec<String>,
+    /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`.
+    #[arg(long, value_name = "COLUMN")]
+    pub sort: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+    /// Also write a self-contained HTML report with charts here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the report here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The base run (its figures are 1.0 and its index 100).
+    pub base: String,
+    /// The runs to compare with it.
+    #[arg(required = true)]
+    pub others: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+    /// Write the comparison here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

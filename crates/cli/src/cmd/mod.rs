@@ -3,6 +3,7 @@
 mod app;
 mod list;
 mod predict;
+mod report;
 mod run;
 mod stored;
 
@@ -26,6 +27,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
         Command::App(a) => app::app(db, a),
         Command::Predict(a) => predict::predict(&open(db, Open::MustExist)?, a),
+        Command::Report(a) => report::report(&open(db, Open::MustExist)?, &a),
+        Command::Compare(a) => report::compare(&open(db, Open::MustExist)?, &a),
     }
 }
 

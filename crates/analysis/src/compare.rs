@@ -1,0 +1,279 @@
+//! Comparing runs with a base run: each figure as a ratio to the base's, a
+//! conservative confidence interval of that ratio built from the two
+//! medians' distribution-free intervals, and a verdict (faster, slower, or
+//! "~" when the intervals cannot tell). The method is in docs/reports.md.
+
+use serde::Serialize;
+use touchstone_results::stats::{median_ci_ranks, quantile_sorted};
+use touchstone_results::{Measurement, Statistic};
+
+use crate::table::Matrix;
+
+/// Confidence asked of each median's interval. Two intervals at 97.5 %
+/// give a ratio interval that covers the true ratio with probability at
+/// least 95 % (Bonferroni: 1 − 0.025 − 0.025), whatever their dependence.
+pub const PER_MEDIAN_LEVEL: f64 = 0.975;
+
+/// A ratio `other / base` of two figures with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Lower bound of the interval's joint coverage (may fall below 0.95
+    /// when either measurement has fewer than 7 samples).
+    pub level: f64,
+}
+
+impl Ratio {
+    /// Whether the interval excludes 1: the two figures really differ.
+    pub fn differs(&self) -> bool {
+        self.low > 1.0 || self.high < 1.0
+    }
+}
+
+/// What a reader should conclude from one figure against the base's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Better than the base, and the interval excludes equality.
+    Faster,
+    /// Worse than the base, and the interval excludes equality.
+    Slower,
+    /// The interval includes equality: no difference can be claimed ("~").
+    Same,
+    /// The unit does not rank (a size, a count): shown, not judged.
+    Unranked,
+    /// The base run lacks this measurement: nothing to compare with.
+    BaseMissing,
+    /// This run lacks the measurement.
+    Missing,
+}
+
+impl Verdict {
+    /// The short mark printed beside a ratio.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "~",
+            Verdict::Unranked => "",
+            Verdict::BaseMissing => "no base",
+            Verdict::Missing => "missing",
+        }
+    }
+}
+
+/// A distribution-free confidence interval (low, high, coverage) of a
+/// measurement's median at `level`, from its raw samples; the stored
+/// 95 % interval when the samples are not there.
+pub fn median_interval(m: &Measurement, level: f64) -> (f64, f64, f64) {
+    if m.samples.is_empty() || m.samples.iter().any(|x| !x.is_finite()) {
+        return (m.summary.ci_low, m.summary.ci_high, m.summary.ci_level);
+    }
+    let mut s = m.samples.clone();
+    s.sort_by(f64::total_cmp);
+    let (lo, hi, cov) = median_ci_ranks(s.len(), level);
+    (s[lo], s[hi], cov)
+}
+
+/// The ratio of `other`'s headline figure to `base`'s, with a conservative
+/// interval: [other_low / base_high, other_high / base_low], the extreme
+/// ratios of the two medians' intervals. For figures that are a minimum or
+/// maximum rather than a median, the medians' relative interval is carried
+/// over to the headline ratio. None when the base figure is not positive.
+pub fn ratio(base: &Measurement, other: &Measurement) -> Option<Ratio> {
+    let (b, o) = (base.value(), other.value());
+    if !(b > 0.0 && b.is_finite() && o.is_finite() && o >= 0.0) {
+        return None;
+    }
+    let (bl, bh, bc) = median_interval(base, PER_MEDIAN_LEVEL);
+    let (ol, oh, oc) = median_interval(other, PER_MEDIAN_LEVEL);
+    let mut low = ol / bh;
+    let mut high = if bl > 0.0 { oh / bl } else { f64::INFINITY };
+    let r = o / b;
+    if base.statistic != Statistic::Median || other.statistic != Statistic::Median {
+        let rm = median_of(other) / median_of(base);
+        if rm.is_finite() && rm > 0.0 {
+            low *= r / rm;
+            high *= r / rm;
+        }
+    }
+    Some(Ratio {
+        ratio: r,
+        low: low.min(r),
+        high: high.max(r),
+        level: (1.0 - (1.0 - bc) - (1.0 - oc)).max(0.0),
+    })
+}
+
+fn median_of(m: &Measurement) -> f64 {
+    if m.samples.is_empty() {
+        return m.summary.median;
+    }
+    let mut s = m.samples.clone();
+    s.sort_by(f64::total_cmp);
+    quantile_sorted(&s, 0.5)
+}
+
+/// The verdict for a ratio of figures in a unit that ranks one way or not.
+pub fn verdict(r: &Ratio, higher_is_better: Option<bool>) -> Verdict {
+    match higher_is_better {
+        None => Verdict::Unranked,
+        Some(_) if !r.differs() => Verdict::Same,
+        Some(hib) => {
+            if (r.ratio > 1.0) == hib {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            }
+        }
+    }
+}
+
+/// How much faster `other` is than the base, as a factor > 1 when faster
+/// (the ratio itself when higher is better, its inverse when lower is).
+/// None for units that do not rank.
+pub fn speedup(r: &Ratio, higher_is_better: Option<bool>) -> Option<f64> {
+    match higher_is_better {
+        Some(true) => Some(r.ratio),
+        Some(false) if r.ratio > 0.0 => Some(1.0 / r.ratio),
+        _ => None,
+    }
+}
+
+/// One run's figure against the base's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cell {
+    pub value: Option<f64>,
+    pub ratio: Option<Ratio>,
+    pub verdict: Verdict,
+}
+
+/// One measurement column compared across runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Index into the matrix's columns.
+    pub column: usize,
+    pub base: Option<f64>,
+    /// One per other run, in the order asked.
+    pub cells: Vec<Cell>,
+}
+
+/// Every column compared: the base run's row index in the matrix, the
+/// other runs' row indices, and one `Row` per column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub base: usize,
+    pub others: Vec<usize>,
+    pub rows: Vec<Row>,
+}
+
+/// Compare the runs at matrix rows `others` with the run at row `base`.
+pub fn compare(m: &Matrix, base: usize, others: &[usize]) -> Comparison {
+    let rows = (0..m.columns.len())
+        .map(|col| {
+            let hib = m.columns[col].unit.higher_is_better();
+            let b = m.cells[base][col];
+            let cells = others
+                .iter()
+                .map(|&o| {
+                    let om = m.cells[o][col];
+                    let value = om.map(|x| x.value());
+                    match (b, om) {
+                        (_, None) => Cell {
+                            value,
+                            ratio: None,
+                            verdict: Verdict::Missing,
+                        },
+                        (None, Some(_)) => Cell {
+                            value,
+                            ratio: None,
+                            verdict: Verdict::BaseMissing,
+                        },
+                        (Some(bm), Some(om)) => match ratio(bm, om) {
+                            Some(r) => Cell {
+                                value,
+                                ratio: Some(r),
+                                verdict: verdict(&r, hib),
+                            },
+                            None => Cell {
+                                value,
+                                ratio: None,
+                                verdict: Verdict::Unranked,
+                            },
+                        },
+                    }
+                })
+                .collect();
+            Row {
+                column: col,
+                base: b.map(|x| x.value()),
+                cells,
+            }
+        })
+        .collect();
+    Comparison {
+        base,
+        others: others.to_vec(),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{meas, run, with_samples};
+    use touchstone_results::Unit;
+
+    #[test]
+    fn clear_differences_are_marked_by_direction() {
+        let base = meas("lat", "proc", Unit::Ns, 100.0);
+        let fast = meas("lat", "proc", Unit::Ns, 50.0);
+        let r = ratio(&base, &fast).unwrap();
+        assert!((r.ratio - 0.5).abs() < 1e-12);
+        assert!(r.low < 0.5 && r.high > 0.5 && r.high < 0.52, "{r:?}");
+        assert!(r.level >= 0.95);
+        assert_eq!(verdict(&r, Unit::Ns.higher_is_better()), Verdict::Faster);
+        assert_eq!(verdict(&r, Unit::MBps.higher_is_better()), Verdict::Slower);
+        assert_eq!(
+            verdict(&r, Unit::Bytes.higher_is_better()),
+            Verdict::Unranked
+        );
+        assert!((speedup(&r, Some(false)).unwrap() - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn overlapping_intervals_are_not_a_difference() {
+        // Medians differ by 2 %, but the samples spread ±10 %.
+        let spread = |c: f64| (0..11).map(|i| c * (0.9 + 0.02 * i as f64)).collect();
+        let base = with_samples("lat", "proc", Unit::Ns, spread(100.0));
+        let other = with_samples("lat", "proc", Unit::Ns, spread(102.0));
+        let r = ratio(&base, &other).unwrap();
+        assert!(r.low < 1.0 && r.high > 1.0, "{r:?}");
+        assert_eq!(verdict(&r, Some(false)), Verdict::Same);
+    }
+
+    #[test]
+    fn missing_figures_are_marked_not_zeroed() {
+        let runs = vec![
+            run("a", "base", vec![meas("x", "proc", Unit::Ns, 10.0)]),
+            run(
+                "b",
+                "other",
+                vec![
+                    meas("x", "proc", Unit::Ns, 20.0),
+                    meas("y", "proc", Unit::Ns, 5.0),
+                ],
+            ),
+        ];
+        let m = Matrix::build(&runs).unwrap();
+        let c = compare(&m, 0, &[1]);
+        assert_eq!(c.rows[0].cells[0].verdict, Verdict::Slower);
+        assert_eq!(c.rows[1].base, None);
+        assert_eq!(c.rows[1].cells[0].verdict, Verdict::BaseMissing);
+        assert_eq!(c.rows[1].cells[0].ratio, None);
+        let c = compare(&m, 1, &[0]);
+        assert_eq!(c.rows[1].cells[0].verdict, Verdict::Missing);
+    }
+}

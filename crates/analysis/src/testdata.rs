@@ -1,0 +1,75 @@
+//! Synthetic runs and measurements for the analysis tests.
+
+use chrono::{TimeZone, Utc};
+use touchstone_results::host::Host;
+use touchstone_results::{
+    ClockInfo, Measurement, Run, RunOptions, RunStatus, Statistic, Summary, Tool, Unit,
+};
+
+pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
+    Run {
+        id: id.into(),
+        label: None,
+        host: Host {
+            hostname: host.into(),
+            ..Default::default()
+        },
+        tool: Tool {
+            name: "touchstone".into(),
+            version: "test".into(),
+            profile: "release".into(),
+            rustc: None,
+        },
+        clock: ClockInfo {
+            source: "test".into(),
+            resolution_ns: 1.0,
+            declared_resolution_ns: 1.0,
+            read_cost_ns: 20.0,
+            min_interval_ns: 1000,
+        },
+        options: RunOptions {
+            selection: vec![],
+            repetitions: 11,
+            parallel: vec![1],
+            quick: false,
+            target_interval_ns: 1000,
+            parallel_interval_ns: 1000,
+            warmup_ns: 0,
+        },
+        started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
+        ended_at: None,
+        status: RunStatus::Complete,
+        warnings: vec![],
+        measurements,
+    }
+}
+
+/// Eleven samples within ±1 % of `value`.
+pub fn meas(name: &str, group: &str, unit: Unit, value: f64) -> Measurement {
+    let samples: Vec<f64> = (0..11)
+        .map(|i| value * (1.0 + (i as f64 - 5.0) * 0.002))
+        .collect();
+    with_samples(name, group, unit, samples)
+}
+
+pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> Measurement {
+    let t = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
+    Measurement {
+        name: name.into(),
+        benchmark: name.split('/').next().unwrap().into(),
+        group: group.into(),
+        params: Default::default(),
+        parallel: 1,
+        unit,
+        statistic: Statistic::Median,
+        summary: Summary::of(&samples).unwrap(),
+        samples,
+        per_process: vec![],
+        intervals: vec![],
+        baseline: None,
+        warnings: vec![],
+        extra: Default::default(),
+        started_at: t,
+        ended_at: t,
+    }
+}

@@ -1,0 +1,208 @@
+//! The HTML report: one self-contained page (inline CSS, script and SVG;
+//! nothing fetched from the network) with the runs, an index against the
+//! first run, the summary tables, the memory-latency staircase, bandwidth
+//! against size, throughput against load and histograms of raw samples.
+
+pub mod charts;
+pub mod svg;
+
+use std::fmt::Write;
+
+use touchstone_analysis::compare::compare;
+use touchstone_analysis::index::indices;
+use touchstone_analysis::table::{run_title, short_id, Matrix};
+use touchstone_results::groups::title;
+
+use crate::sheet::{self, Sheet, WARNING_MARK};
+use charts::Chart;
+use svg::{color, escape};
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+
+fn table(out: &mut String, s: &Sheet) {
+    out.push_str(r#"<div class="scroll"><table class="sortable"><thead><tr>"#);
+    for h in &s.header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in &s.rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let mut class = if s.numeric[i] { "num" } else { "" }.to_string();
+            if cell == "faster" || cell == "slower" {
+                class = cell.clone();
+            }
+            let _ = write!(out, r#"<td class="{class}">{}</td>"#, escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+}
+
+fn chart_grid(out: &mut String, charts: &[Chart], small: bool) {
+    let _ = write!(
+        out,
+        r#"<div class="charts{}">"#,
+        if small { " small" } else { "" }
+    );
+    for c in charts {
+        let _ = write!(
+            out,
+            "<figure><figcaption>{}</figcaption>{}</figure>",
+            escape(&c.title),
+            c.svg
+        );
+    }
+    out.push_str("</div>");
+}
+
+fn legend(out: &mut String, m: &Matrix) {
+    out.push_str(r#"<div class="legend">"#);
+    for (r, run) in m.runs.iter().enumerate() {
+        let _ = write!(
+            out,
+            r#"<span><span class="swatch" style="background:{}"></span>{} <span class="muted">{}</span></span>"#,
+            color(r),
+            escape(&run_title(run)),
+            short_id(&run.id)
+        );
+    }
+    out.push_str("</div>");
+}
+
+fn section_charts(
+    out: &mut String,
+    id: &str,
+    heading: &str,
+    m: &Matrix,
+    charts: &[Chart],
+    none: &str,
+) {
+    let _ = write!(out, r#"<section id="{id}"><h2>{}</h2>"#, escape(heading));
+    if charts.is_empty() {
+        let _ = write!(out, r#"<p class="note">{}</p>"#, escape(none));
+    } else {
+        legend(out, m);
+        chart_grid(out, charts, false);
+    }
+    out.push_str("</section>");
+}
+
+/// The whole page. Runs appear in `order` in the tables; the index uses
+/// the matrix's first run as its base; `generated` is a timestamp line.
+pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
+    let mut out = String::with_capacity(1 << 20);
+    let _ = write!(
+        out,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>touchstone report: {} run(s)</title><style>{CSS}</style></head><body>"#,
+        m.runs.len()
+    );
+    let _ = write!(
+        out,
+        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#histograms">Samples</a></nav></header>"##,
+        m.runs.len(),
+        m.columns.len().to_string() + " measurement(s)",
+        escape(generated)
+    );
+
+    // Runs.
+    out.push_str(r#"<section id="runs"><h2>Runs</h2><div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>host (label)</th><th>CPU</th><th>cores/threads</th><th>kernel</th><th>started (UTC)</th><th>status</th><th>warnings</th></tr></thead><tbody>"#);
+    for &r in order {
+        let run = m.runs[r];
+        let h = &run.host;
+        let warnings: Vec<String> = run.warnings.iter().map(|w| w.message.clone()).collect();
+        let _ = write!(
+            out,
+            r#"<tr><td><span class="swatch" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            color(r),
+            escape(short_id(&run.id)),
+            escape(&run_title(run)),
+            escape(&h.cpu.model),
+            h.cpu.cores,
+            h.cpu.threads,
+            escape(&h.kernel),
+            run.started_at.format("%Y-%m-%d %H:%M"),
+            run.status.as_str(),
+            escape(&warnings.join("; "))
+        );
+    }
+    out.push_str("</tbody></table></div></section>");
+
+    // Index against the first run.
+    out.push_str(r#"<section id="index"><h2>Index</h2>"#);
+    if m.runs.len() >= 2 {
+        let others: Vec<usize> = (1..m.runs.len()).collect();
+        let c = compare(m, 0, &others);
+        let idx = indices(m, &c);
+        let s = sheet::index(m, &c, &idx);
+        let _ = write!(
+            out,
+            r#"<p class="note">Geometric mean of each run's speed-ups over the base run ({}), per group and overall, base = 100; higher is faster. n = figures used. Method: docs/reports.md.</p>"#,
+            escape(&run_title(m.runs[0]))
+        );
+        table(&mut out, &s);
+    } else {
+        out.push_str(r#"<p class="note">One run: nothing to index against.</p>"#);
+    }
+    out.push_str("</section>");
+
+    // Summary tables.
+    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians, one unit per column; click a heading to sort. A figure marked ! carries warnings (see <code>touchstone show RUN</code>).</p>"#);
+    for s in sheet::summary(m, order) {
+        let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
+        table(&mut out, &s);
+    }
+    out.push_str("</section>");
+
+    section_charts(
+        &mut out,
+        "mem-lat",
+        "Memory latency staircase",
+        m,
+        &charts::staircase(m),
+        "No lat_mem_rd size sweeps in these runs.",
+    );
+    section_charts(
+        &mut out,
+        "bandwidth",
+        "Bandwidth against size",
+        m,
+        &charts::bandwidth(m),
+        "No bandwidth sweeps over size in these runs.",
+    );
+    section_charts(
+        &mut out,
+        "throughput",
+        "Throughput against parallel load",
+        m,
+        &charts::throughput(m),
+        "No measurement was taken at more than one process count (run with -P 1,2,4).",
+    );
+
+    // Histograms, one collapsible block per group.
+    out.push_str(r#"<section id="histograms"><h2>Raw samples</h2><p class="note">Histograms of every repetition's figure, all runs on shared bins.</p>"#);
+    legend(&mut out, m);
+    for (i, g) in m.groups().iter().enumerate() {
+        let hs = charts::histograms(m, g);
+        if hs.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<details{}><summary>{} ({})</summary>",
+            if i == 0 { " open" } else { "" },
+            escape(title(g)),
+            hs.len()
+        );
+        chart_grid(&mut out, &hs, true);
+        out.push_str("</details>");
+    }
+    out.push_str("</section>");
+
+    let _ = write!(
+        out,
+        "<footer>Made by touchstone. Figures{WARNING_MARK} are qualified by warnings. Ratios and indices: docs/reports.md.</footer><script>{JS}</script></body></html>\n"
+    );
+    out
+}

@@ -1,0 +1,47 @@
+//! Sheets on a terminal: one comfy-table per sheet, wide sheets split into
+//! several tables that each repeat the row-identifying columns.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::sheet::Sheet;
+
+/// At most this many value columns per terminal table.
+pub const MAX_VALUE_COLUMNS: usize = 6;
+
+pub fn render(sheets: &[Sheet]) -> String {
+    let mut out = String::new();
+    for s in sheets {
+        let k = s.key_columns;
+        let values = s.header.len() - k;
+        let chunks = values.div_ceil(MAX_VALUE_COLUMNS).max(1);
+        for chunk in 0..chunks {
+            let cols: Vec<usize> = (0..k)
+                .chain(
+                    k + chunk * MAX_VALUE_COLUMNS
+                        ..(k + (chunk + 1) * MAX_VALUE_COLUMNS).min(s.header.len()),
+                )
+                .collect();
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(cols.iter().map(|&c| Cell::new(&s.header[c])));
+            for row in &s.rows {
+                t.add_row(cols.iter().map(|&c| {
+                    let cell = Cell::new(&row[c]);
+                    if s.numeric[c] {
+                        cell.set_alignment(CellAlignment::Right)
+                    } else {
+                        cell
+                    }
+                }));
+            }
+            let part = if chunks > 1 {
+                format!(" ({}/{chunks})", chunk + 1)
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("{}{part}\n{t}\n", s.title));
+        }
+    }
+    out
+}

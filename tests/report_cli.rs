@@ -1,0 +1,428 @@
+//! `touchstone report` and `touchstone compare` end to end: runs are
+//! synthesised into a temporary database through the public results API
+//! (never the user's), then the command's output is checked: sorting,
+//! ratios, significance marks, indices, exports, the HTML page in a real
+//! headless browser, and the bad-input cases.
+
+#[path = "support/synth.rs"]
+mod synth;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use synth::{measurement, noisy, run, Rng};
+use touchstone_results::store::{Open, Store};
+use touchstone_results::{Run, Unit};
+
+fn touchstone(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_touchstone"))
+        .args(args)
+        .env("TOUCHSTONE_DB", db)
+        .output()
+        .expect("touchstone runs")
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = touchstone(db, args);
+    assert!(
+        out.status.success(),
+        "touchstone {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(db: &Path, args: &[&str]) -> String {
+    let out = touchstone(db, args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "touchstone {args:?} should fail"
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn store(dir: &Path, runs: &[Run]) -> PathBuf {
+    let db = dir.join("results.sqlite");
+    let mut s = Store::open(&db, Open::CreateIfMissing).unwrap();
+    s.import_runs(runs).unwrap();
+    db
+}
+
+/// Eleven samples within ±0.5 % of `v`: any 2× difference is real.
+fn tight(rng: &mut Rng, v: f64) -> Vec<f64> {
+    noisy(rng, v, 0.005)
+}
+
+/// Three machines: beta is twice as fast as alpha at syscalls, gamma half
+/// as fast; bandwidth: beta the same as alpha within noise, gamma 4×.
+/// beta also has lat_pipe, which alpha (the base) lacks.
+fn three_runs() -> Vec<Run> {
+    let mut rng = Rng::new(7);
+    let mut a = run("aaaa0001", "alpha", Some("base"), 0);
+    let mut b = run("bbbb0002", "beta", None, 1);
+    let mut c = run("cccc0003", "gamma", Some("old"), 2);
+    let lat = "lat_syscall/null";
+    let bw = "bw_mem/rd/size:1m";
+    a.measurements = vec![
+        measurement(lat, "proc", Unit::Ns, 1, tight(&mut rng, 100.0)),
+        measurement(bw, "mem_bw", Unit::MBps, 1, tight(&mut rng, 1000.0)),
+    ];
+    b.measurements = vec![
+        measurement(lat, "proc", Unit::Ns, 1, tight(&mut rng, 50.0)),
+        measurement(bw, "mem_bw", Unit::MBps, 1, noisy(&mut rng, 1010.0, 0.1)),
+        measurement("lat_pipe", "comm_lat", Unit::Ns, 1, tight(&mut rng, 5000.0)),
+    ];
+    c.measurements = vec![
+        measurement(lat, "proc", Unit::Ns, 1, tight(&mut rng, 200.0)),
+        measurement(bw, "mem_bw", Unit::MBps, 1, tight(&mut rng, 4000.0)),
+    ];
+    vec![a, b, c]
+}
+
+#[test]
+fn report_sorts_on_any_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &three_runs());
+    // Latency: lowest first.
+    let csv = ok(
+        &db,
+        &["report", "--sort", "lat_syscall/null", "--format", "csv"],
+    );
+    let ids: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(ids, ["bbbb0002", "aaaa0001", "cccc0003"], "{csv}");
+    assert!(
+        csv.starts_with(
+            "run,host,label,started,lat_syscall/null (ns),lat_pipe (ns),bw_mem/rd/size:1m (MB/s)"
+        ),
+        "{csv}"
+    );
+    // Bandwidth: highest first; by a unique part of the name.
+    let csv = ok(&db, &["report", "--sort", "bw_mem", "--format", "csv"]);
+    let ids: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(ids[0], "cccc0003");
+    // A run lacking the column goes last, shown as missing, not zero.
+    let csv = ok(&db, &["report", "--sort", "lat_pipe", "--format", "csv"]);
+    let last = csv.lines().last().unwrap();
+    assert_eq!(
+        last.split(',').nth(5),
+        Some(""),
+        "missing figure must be empty: {last}"
+    );
+    // The terminal table: grouped, units in headers, labels.
+    let table = ok(&db, &["report", "--sort", "host"]);
+    for want in [
+        "Processor & processes",
+        "Memory bandwidth",
+        "lat_syscall/null (ns)",
+        "alpha (base)",
+        "gamma (old)",
+    ] {
+        assert!(table.contains(want), "missing {want}:\n{table}");
+    }
+    // Markdown and JSON of the same report.
+    let md = ok(&db, &["report", "--format", "markdown"]);
+    assert!(
+        md.contains("## Processor & processes") && md.contains("| run | host (label) |"),
+        "{md}"
+    );
+    let json: Value = serde_json::from_str(&ok(&db, &["report", "--format=json"])).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 3);
+    // Selecting runs by label, prefix and `last`.
+    let csv = ok(&db, &["report", "base", "bbbb", "last", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 4);
+}
+
+#[test]
+fn compare_gives_ratios_marks_and_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &three_runs());
+    let doc: Value = serde_json::from_str(&ok(
+        &db,
+        &["compare", "base", "bbbb", "cccc", "--format", "json"],
+    ))
+    .unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
+    let lat = row("lat_syscall/null");
+    let (b, c) = (&lat["runs"][0], &lat["runs"][1]);
+    assert!(
+        (b["ratio"]["ratio"].as_f64().unwrap() - 0.5).abs() < 0.01,
+        "{b}"
+    );
+    assert!(
+        b["ratio"]["low"].as_f64().unwrap() < 0.5 && b["ratio"]["high"].as_f64().unwrap() > 0.5
+    );
+    assert_eq!(b["verdict"], "faster");
+    assert!(
+        (c["ratio"]["ratio"].as_f64().unwrap() - 2.0).abs() < 0.02,
+        "{c}"
+    );
+    assert_eq!(c["verdict"], "slower");
+    let bw = row("bw_mem/rd/size:1m");
+    assert_eq!(bw["runs"][0]["verdict"], "same", "{bw}");
+    assert_eq!(bw["runs"][1]["verdict"], "faster");
+    let pipe = row("lat_pipe");
+    assert_eq!(pipe["base"], Value::Null);
+    assert_eq!(pipe["runs"][0]["verdict"], "base_missing");
+    assert_eq!(pipe["runs"][0]["ratio"], Value::Null);
+    assert_eq!(pipe["runs"][1]["verdict"], "missing");
+    // Index: beta 2× on syscalls, ~1× on bandwidth → overall ≈ √2 × 100.
+    let index = doc["index"].as_array().unwrap();
+    let line = |g: &str| index.iter().find(|l| l["group"] == g).unwrap().clone();
+    let proc_ = line("proc");
+    assert!(
+        (proc_["values"][0].as_f64().unwrap() - 200.0).abs() < 2.0,
+        "{proc_}"
+    );
+    assert!((proc_["values"][1].as_f64().unwrap() - 50.0).abs() < 0.5);
+    let overall = line("overall");
+    let ob = overall["values"][0].as_f64().unwrap();
+    assert!(
+        (ob - 100.0 * (2.0f64 * 1010.0 / 1000.0).sqrt()).abs() < 8.0,
+        "{overall}"
+    );
+    let oc = overall["values"][1].as_f64().unwrap();
+    assert!(
+        (oc - 100.0 * 2f64.sqrt()).abs() < 2.0,
+        "√(0.5 × 4) → 141: {overall}"
+    );
+    // The terminal form shows the marks and the missing base.
+    let text = ok(&db, &["compare", "base", "bbbb", "cccc"]);
+    for want in [
+        "faster", "slower", "~", "no base", "missing", "overall", "Index",
+    ] {
+        assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+    let csv = ok(&db, &["compare", "base", "bbbb", "--format", "csv"]);
+    assert!(
+        csv.lines().any(
+            |l| l.starts_with("proc,lat_syscall/null,1,ns,aaaa0001,") && l.ends_with(",faster")
+        ),
+        "{csv}"
+    );
+    assert!(csv.contains("overall,INDEX"));
+    let md = ok(&db, &["compare", "base", "bbbb", "--format", "markdown"]);
+    assert!(md.contains("| lat_syscall/null | ns |"), "{md}");
+}
+
+#[test]
+fn bad_input_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &three_runs());
+    let e = fails(&db, &["report", "nosuchrun"]);
+    assert!(e.contains("no stored run matches 'nosuchrun'"), "{e}");
+    let e = fails(&db, &["compare", "base", "zzzz"]);
+    assert!(e.contains("no stored run matches 'zzzz'"), "{e}");
+    let e = fails(&db, &["report", "--sort", "no_such_bench"]);
+    assert!(
+        e.contains("no column matches --sort 'no_such_bench'"),
+        "{e}"
+    );
+    let e = fails(&db, &["report", "-o", "/nonexistent-dir/report.txt"]);
+    assert!(
+        e.contains("/nonexistent-dir/report.txt: cannot write"),
+        "{e}"
+    );
+    let e = fails(&db, &["report", "--html", "/nonexistent-dir/report.html"]);
+    assert!(e.contains("cannot write"), "{e}");
+    let e = fails(
+        &db,
+        &[
+            "compare",
+            "base",
+            "bbbb",
+            "-o",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert!(e.contains("cannot write"), "{e}");
+    // Mixed units for one name are refused with the name and the runs.
+    let mut rng = Rng::new(1);
+    let mut d = run("dddd0004", "delta", None, 3);
+    d.measurements = vec![measurement(
+        "lat_syscall/null",
+        "proc",
+        Unit::OpsPerSec,
+        1,
+        tight(&mut rng, 1e6),
+    )];
+    let dir2 = tempfile::tempdir().unwrap();
+    let mut runs = three_runs();
+    runs.push(d);
+    let db2 = store(dir2.path(), &runs);
+    let e = fails(&db2, &["report"]);
+    assert!(
+        e.contains("'lat_syscall/null' has different units") && e.contains("ops/s in run dddd0004"),
+        "{e}"
+    );
+    let e = fails(&db2, &["compare", "base", "dddd"]);
+    assert!(e.contains("different units"), "{e}");
+    // An empty or absent database.
+    let e = fails(&dir2.path().join("none.sqlite"), &["report"]);
+    assert!(e.contains("no results database here yet"), "{e}");
+}
+
+#[test]
+fn report_over_imported_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &three_runs());
+    let file = dir.path().join("farm.json");
+    ok(&db, &["export", "-o", file.to_str().unwrap()]);
+    let other = dir.path().join("collected.sqlite");
+    ok(&other, &["import", file.to_str().unwrap()]);
+    let csv = ok(
+        &other,
+        &["report", "--sort", "lat_syscall/null", "--format", "csv"],
+    );
+    assert_eq!(csv.lines().count(), 4);
+    assert!(csv.lines().nth(1).unwrap().starts_with("bbbb0002,beta"));
+    let text = ok(&other, &["compare", "base", "bbbb0002"]);
+    assert!(text.contains("faster"));
+}
+
+/// A farm-like set: three machines with a lat_mem_rd staircase, a bw_mem
+/// size sweep and a syscall at 1, 2 and 4 processes.
+fn chart_runs() -> Vec<Run> {
+    let mut rng = Rng::new(3);
+    (0..3)
+        .map(|i| {
+            let speed = 1.0 + i as f64 * 0.5;
+            let mut r = run(
+                &format!("{i}eee000{i}"),
+                &format!("node{i}"),
+                Some("farm"),
+                i,
+            );
+            for (k, size) in ["4k", "32k", "256k", "2m", "16m", "64m"].iter().enumerate() {
+                let v = [1.5, 1.5, 5.0, 15.0, 90.0, 95.0][k] / speed;
+                r.measurements.push(measurement(
+                    &format!("lat_mem_rd/stride:64/size:{size}"),
+                    "mem_lat",
+                    Unit::Ns,
+                    1,
+                    noisy(&mut rng, v, 0.03),
+                ));
+                let b = [50e3, 50e3, 30e3, 20e3, 10e3, 10e3][k] * speed;
+                r.measurements.push(measurement(
+                    &format!("bw_mem/rd/size:{size}"),
+                    "mem_bw",
+                    Unit::MBps,
+                    1,
+                    noisy(&mut rng, b, 0.03),
+                ));
+            }
+            for p in [1, 2, 4] {
+                r.measurements.push(measurement(
+                    "lat_syscall/null",
+                    "proc",
+                    Unit::Ns,
+                    p,
+                    noisy(&mut rng, 50.0 * (1.0 + 0.1 * p as f64) / speed, 0.05),
+                ));
+            }
+            r
+        })
+        .collect()
+}
+
+fn chromium() -> &'static str {
+    let found = Command::new("chromium")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        found,
+        "the HTML report test needs Debian's `chromium` (apt-get install -y chromium; \
+         .ci/apt-packages lists it and .ci/run installs it)"
+    );
+    "chromium"
+}
+
+fn headless(profile: &Path, extra: &[&str], page: &Path) -> Output {
+    let mut args: Vec<String> = [
+        "120",
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push(format!("file://{}", page.display()));
+    Command::new("timeout")
+        .args(&args)
+        .output()
+        .expect("chromium starts")
+}
+
+#[test]
+fn html_report_renders_in_a_headless_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &chart_runs());
+    let page = dir.path().join("report.html");
+    let out = touchstone(&db, &["report", "--html", page.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing to fetch.
+    for remote in ["http://", "https://", "src=", "<link"] {
+        let hits: Vec<_> = html
+            .match_indices(remote)
+            .filter(|(i, _)| !html[..*i].ends_with("xmlns=\""))
+            .collect();
+        assert!(hits.is_empty(), "the page refers to {remote}");
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let dom = headless(profile.path(), &["--dump-dom"], &page);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("data-rendered=\"ok\""),
+        "the page's script did not finish:\n{}",
+        &dom[..dom.len().min(2000)]
+    );
+    // One staircase, one bandwidth sweep, one throughput chart; one
+    // histogram per measurement column (6 + 6 + 3).
+    let lines = dom.matches("<svg class=\"chart line").count();
+    let hists = dom.matches("<svg class=\"chart hist").count();
+    assert_eq!((lines, hists), (3, 15), "charts in the DOM");
+    for id in [
+        "lat_mem_rd/stride:64",
+        "bw_mem/rd",
+        "lat_syscall/null",
+        "Raw samples",
+        "Index",
+    ] {
+        assert!(dom.contains(id), "no {id} in the page");
+    }
+    assert!(dom.contains("<polyline"), "no chart lines");
+    let shot = dir.path().join("report.png");
+    let arg = format!("--screenshot={}", shot.display());
+    let out = headless(profile.path(), &[&arg, "--window-size=1280,2400"], &page);
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 10_000,
+        "no screenshot ({size} bytes): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
