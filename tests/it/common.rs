@@ -52,10 +52,6 @@ pub fn quick_run(s: &Sandbox, label: &str) -> String {
     v["runs"][0]["id"].as_str().unwrap().to_string()
 }
 
-pub fn file_bytes(p: &Path) -> Vec<u8> {
-    std::fs::read(p).unwrap()
-}
-
 /// Whether a process exists at all (a zombie counts as existing).
 pub fn process_exists(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()

@@ -132,7 +132,9 @@ fn interval(
 
 /// Find the iteration count whose interval lasts at least `target` ns:
 /// grow tenfold while intervals are too short to extrapolate from, then
-/// scale to the target with 5 % to spare.
+/// scale to the target with 5 % to spare. An interval that was preempted
+/// reads long and would choose too few iterations, so a long-enough trial
+/// is only accepted undisturbed (or after a few disturbed tries).
 pub fn autosize(
     bench: &mut dyn Benchmark,
     target: u64,
@@ -140,14 +142,22 @@ pub fn autosize(
     clock: &dyn Clock,
     link: &mut dyn Link,
 ) -> Fallible<u64> {
+    const DISTURBED_TRIES: u32 = 3;
     let mut n: u64 = 1;
+    let mut disturbed = 0;
     // Below this an interval is too coarse to extrapolate from.
     let measurable = (target / 10_000).max(min_interval / 10).max(1);
     loop {
+        let p0 = link.preemptions();
         let (s, e) = interval(bench, n, clock, link)?;
+        let preempted = link.preemptions() != p0;
         let t = e - s;
         if t >= target {
-            return Ok(n);
+            if !preempted || disturbed >= DISTURBED_TRIES {
+                return Ok(n);
+            }
+            disturbed += 1;
+            continue;
         }
         let next = if t < measurable {
             n.saturating_mul(10)
