@@ -24,6 +24,16 @@ pub static FAMILIES: &[&Family] = &[
     &families::dhrystone::FAMILY,
     &families::linpack::FAMILY,
     &families::sieve::FAMILY,
+    // comm_lat
+    &families::lat_pipe::FAMILY,
+    &families::lat_fifo::FAMILY,
+    &families::lat_unix::FAMILY,
+    &families::lat_tcp::FAMILY,
+    &families::lat_udp::FAMILY,
+    // comm_bw
+    &families::bw_pipe::FAMILY,
+    &families::bw_unix::FAMILY,
+    &families::bw_tcp::FAMILY,
 ];
 
 /// A family by exact name.

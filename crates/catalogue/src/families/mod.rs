@@ -7,3 +7,14 @@ pub mod lat_syscall;
 pub mod linpack;
 pub mod sieve;
 pub mod whetstone;
+
+// Communication, files and VM (issue 4); shared plumbing in ipc_common.
+pub mod bw_pipe;
+pub mod bw_tcp;
+pub mod bw_unix;
+pub mod ipc_common;
+pub mod lat_fifo;
+pub mod lat_pipe;
+pub mod lat_tcp;
+pub mod lat_udp;
+pub mod lat_unix;
