@@ -280,6 +280,27 @@ impl<B: Baton> HotPotato<B> {
 
 impl<B: Baton> Benchmark for HotPotato<B> {
     fn setup(&mut self, ctx: &Context) -> Fallible {
+        // The harness does not call cleanup when setup fails: undo here.
+        self.start(ctx).inspect_err(|_| self.cleanup())
+    }
+
+    /// Timed: `n` round trips (`Baton::ping`), each checked; nothing else.
+    fn run(&mut self, n: u64) -> Fallible {
+        for _ in 0..n {
+            self.baton.ping()?;
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        self.baton.close();
+        sys::kill_and_reap(self.helper);
+        self.helper = -1;
+    }
+}
+
+impl<B: Baton> HotPotato<B> {
+    fn start(&mut self, ctx: &Context) -> Fallible {
         self.baton.open(ctx)?;
         let (ready_r, ready_w) = sys::pipe()?;
         let baton = &mut self.baton;
@@ -309,20 +330,6 @@ impl<B: Baton> Benchmark for HotPotato<B> {
         sys::close(ready_r);
         r.map_err(|e| BenchError(format!("helper did not start: {e}")))?;
         self.baton.parent_side()
-    }
-
-    /// Timed: `n` round trips (`Baton::ping`), each checked; nothing else.
-    fn run(&mut self, n: u64) -> Fallible {
-        for _ in 0..n {
-            self.baton.ping()?;
-        }
-        Ok(())
-    }
-
-    fn cleanup(&mut self) {
-        self.baton.close();
-        sys::kill_and_reap(self.helper);
-        self.helper = -1;
     }
 }
 
@@ -562,28 +569,8 @@ fn sender(data: RawFd, cmd: RawFd, reply: RawFd, size: usize) -> i32 {
 
 impl Benchmark for Stream {
     fn setup(&mut self, _ctx: &Context) -> Fallible {
-        self.buf = vec![0u8; self.size];
-        let (recv, send) = match self.channel {
-            Channel::Pipe => sys::pipe()?,
-            Channel::Unix => unix_pair()?,
-            Channel::Tcp => tcp_pair()?,
-            _ => return Err("stream: pipe, unix or tcp only".into()),
-        };
-        let (cmd_r, cmd_w) = sys::pipe()?;
-        let (rep_r, rep_w) = sys::pipe()?;
-        let size = self.size;
-        let pid = sys::fork_helper(|| {
-            for fd in [recv, cmd_w, rep_r] {
-                sys::close(fd);
-            }
-            sender(send, cmd_r, rep_w, size)
-        });
-        for fd in [send, cmd_r, rep_w] {
-            sys::close(fd);
-        }
-        (self.data, self.cmd, self.reply) = (recv, cmd_w, rep_r);
-        self.helper = pid?;
-        Ok(())
+        // The harness does not call cleanup when setup fails: undo here.
+        self.start().inspect_err(|_| self.cleanup())
     }
 
     fn prepare(&mut self, _n: u64) -> Fallible {
@@ -653,6 +640,33 @@ impl Benchmark for Stream {
         (self.data, self.cmd, self.reply) = (-1, -1, -1);
         sys::kill_and_reap(self.helper);
         self.helper = -1;
+    }
+}
+
+impl Stream {
+    fn start(&mut self) -> Fallible {
+        self.buf = vec![0u8; self.size];
+        let (recv, send) = match self.channel {
+            Channel::Pipe => sys::pipe()?,
+            Channel::Unix => unix_pair()?,
+            Channel::Tcp => tcp_pair()?,
+            _ => return Err("stream: pipe, unix or tcp only".into()),
+        };
+        let (cmd_r, cmd_w) = sys::pipe()?;
+        let (rep_r, rep_w) = sys::pipe()?;
+        let size = self.size;
+        let pid = sys::fork_helper(|| {
+            for fd in [recv, cmd_w, rep_r] {
+                sys::close(fd);
+            }
+            sender(send, cmd_r, rep_w, size)
+        });
+        for fd in [send, cmd_r, rep_w] {
+            sys::close(fd);
+        }
+        (self.data, self.cmd, self.reply) = (recv, cmd_w, rep_r);
+        self.helper = pid?;
+        Ok(())
     }
 }
 
