@@ -38,10 +38,17 @@ pub static FAMILIES: &[&Family] = &[
     &families::lat_http::FAMILY,
     &families::lat_connect::FAMILY,
     &families::lat_unix_connect::FAMILY,
+    &families::lat_select::FAMILY,
+    // fs_lat
+    &families::lat_fs::FAMILY,
+    &families::lat_mmap::FAMILY,
+    &families::lat_pagefault::FAMILY,
     // comm_bw
     &families::bw_pipe::FAMILY,
     &families::bw_unix::FAMILY,
     &families::bw_tcp::FAMILY,
+    &families::bw_file_rd::FAMILY,
+    &families::bw_mmap_rd::FAMILY,
 ];
 
 /// A family by exact name.

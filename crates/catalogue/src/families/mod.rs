@@ -9,17 +9,24 @@ pub mod sieve;
 pub mod whetstone;
 
 // Communication, files and VM (issue 4); shared plumbing in ipc_common.
+pub mod bw_file_rd;
+pub mod bw_mmap_rd;
 pub mod bw_pipe;
 pub mod bw_tcp;
 pub mod bw_unix;
+pub mod file_common;
 pub mod ipc_common;
 pub mod lat_eventfd;
 pub mod lat_fcntl;
 pub mod lat_fifo;
 pub mod lat_futex;
 pub mod lat_connect;
+pub mod lat_fs;
 pub mod lat_http;
+pub mod lat_mmap;
+pub mod lat_pagefault;
 pub mod lat_rpc;
+pub mod lat_select;
 pub mod lat_sem;
 pub mod lat_unix_connect;
 pub mod lat_pipe;
