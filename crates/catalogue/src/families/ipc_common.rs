@@ -18,7 +18,10 @@ use crate::sys::{self, Pid};
 
 fn check(r: libc::c_int, what: &str) -> Fallible<libc::c_int> {
     if r < 0 {
-        Err(BenchError(format!("{what}: {}", io::Error::last_os_error())))
+        Err(BenchError(format!(
+            "{what}: {}",
+            io::Error::last_os_error()
+        )))
     } else {
         Ok(r)
     }
@@ -587,9 +590,8 @@ impl Benchmark for Stream {
         while left > 0 {
             let want = left.min(self.size);
             // SAFETY: reading into our buffer of `size` bytes.
-            let r = unsafe {
-                libc::read(self.data, self.buf.as_mut_ptr() as *mut libc::c_void, want)
-            };
+            let r =
+                unsafe { libc::read(self.data, self.buf.as_mut_ptr() as *mut libc::c_void, want) };
             if r <= 0 {
                 let e = io::Error::last_os_error();
                 if r < 0 && e.kind() == io::ErrorKind::Interrupted {
@@ -714,9 +716,68 @@ pub const BW_SIZE: Param = Param {
 mod tests {
     use super::*;
 
+    fn is_open(fd: RawFd) -> bool {
+        // SAFETY: F_GETFD only asks whether the descriptor exists.
+        (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
+    }
+
+    fn gone(pid: Pid) -> bool {
+        // SAFETY: probing a pid; ESRCH means no such process (reaped).
+        (unsafe { libc::kill(pid, 0) }) != 0
+    }
+
+    #[test]
+    fn hot_potato_closes_its_sockets_and_reaps_its_helper() {
+        let ctx = Context {
+            process: 0,
+            parallel: 1,
+            scratch: std::env::temp_dir(),
+        };
+        for ch in [Channel::Pipe, Channel::Unix, Channel::Tcp, Channel::Udp] {
+            let mut b = HotPotato::new(FdBaton::new(ch, 16));
+            b.setup(&ctx).unwrap();
+            b.run(10).unwrap();
+            let (fds, helper) = (b.baton.fds(), b.helper);
+            assert!(helper > 0 && !gone(helper));
+            b.cleanup();
+            assert!(gone(helper), "{ch:?}: helper {helper} still there");
+            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
+                assert!(!is_open(fd), "{ch:?}: descriptor {fd} left open");
+            }
+        }
+    }
+
+    #[test]
+    fn stream_closes_and_reaps_and_reports_both_ends() {
+        let ctx = Context {
+            process: 0,
+            parallel: 1,
+            scratch: std::env::temp_dir(),
+        };
+        let mut s = Stream::new(Channel::Tcp, 4096);
+        s.setup(&ctx).unwrap();
+        for n in [1, 10, 100] {
+            s.prepare(n).unwrap();
+            s.run(n).unwrap();
+            s.conclude(n).unwrap();
+        }
+        let extras = s.extras();
+        assert_eq!(extras.len(), 2, "{extras:?}");
+        let (fds, helper) = ([s.data, s.cmd, s.reply], s.helper);
+        s.cleanup();
+        assert!(gone(helper));
+        for fd in fds {
+            assert!(!is_open(fd), "descriptor {fd} left open");
+        }
+    }
+
     #[test]
     fn loopback_pairs_carry_bytes() {
-        for (a, b) in [tcp_pair().unwrap(), unix_pair().unwrap(), udp_pair().unwrap()] {
+        for (a, b) in [
+            tcp_pair().unwrap(),
+            unix_pair().unwrap(),
+            udp_pair().unwrap(),
+        ] {
             sys::write_all(a, b"hey").unwrap();
             let mut got = [0u8; 3];
             sys::read_exact(b, &mut got).unwrap();

@@ -67,8 +67,7 @@ impl Baton for ConnectBaton {
                     return Err(err("socket"));
                 }
                 self.listener = fd;
-                if unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SUN_LEN) } < 0
-                {
+                if unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SUN_LEN) } < 0 {
                     return Err(err("bind"));
                 }
                 if unsafe { libc::listen(fd, 4096) } < 0 {
@@ -104,8 +103,7 @@ impl Baton for ConnectBaton {
                     return Err(err("socket"));
                 }
                 let a = self.addr.as_ref().unwrap();
-                if unsafe { libc::connect(fd, a as *const _ as *const libc::sockaddr, SUN_LEN) }
-                    < 0
+                if unsafe { libc::connect(fd, a as *const _ as *const libc::sockaddr, SUN_LEN) } < 0
                 {
                     sys::close(fd);
                     return Err(err("connect"));

@@ -63,7 +63,12 @@ impl Baton for FcntlBaton {
         };
         unsafe { libc::unlink(c.as_ptr()) };
         if self.fd < 0 {
-            return Err(format!("open {}: {}", path.display(), std::io::Error::last_os_error()).into());
+            return Err(format!(
+                "open {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            )
+            .into());
         }
         sys::write_all(self.fd, b"abc")?;
         // Round 0: this process holds records 0 and 1 (locks are not

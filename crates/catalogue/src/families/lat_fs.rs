@@ -77,7 +77,11 @@ impl LatFs {
         }
         if !self.data.is_empty() {
             let r = unsafe {
-                libc::write(fd, self.data.as_ptr() as *const libc::c_void, self.data.len())
+                libc::write(
+                    fd,
+                    self.data.as_ptr() as *const libc::c_void,
+                    self.data.len(),
+                )
             };
             if r != self.data.len() as isize {
                 unsafe { libc::close(fd) };
@@ -102,7 +106,10 @@ impl LatFs {
 }
 
 fn last(what: &str) -> BenchError {
-    BenchError(format!("lat_fs {what}: {}", std::io::Error::last_os_error()))
+    BenchError(format!(
+        "lat_fs {what}: {}",
+        std::io::Error::last_os_error()
+    ))
 }
 
 impl touchstone_harness::Benchmark for LatFs {

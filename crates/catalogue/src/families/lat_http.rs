@@ -8,7 +8,9 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{connect_loopback, inet_socket, read_to_eof, tcp_listener, Baton, HotPotato};
+use super::ipc_common::{
+    connect_loopback, inet_socket, read_to_eof, tcp_listener, Baton, HotPotato,
+};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::sys;
@@ -158,7 +160,9 @@ mod tests {
 
     #[test]
     fn measures() {
-        assert_sane(&measure_spec("lat_http/size:0,4k", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        assert_sane(
+            &measure_spec("lat_http/size:0,4k", &tiny_plan(1), Mode::default()).unwrap()[0],
+        );
     }
 
     #[test]

@@ -63,7 +63,8 @@ impl touchstone_harness::Benchmark for LatPagefault {
             let pages = left.min(self.size / self.page);
             for i in 0..pages {
                 // SAFETY: page i of a live mapping of `size` bytes.
-                sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i * self.page)) } as u64);
+                sum = sum
+                    .wrapping_add(unsafe { std::ptr::read_volatile(p.add(i * self.page)) } as u64);
             }
             left -= pages;
         }
@@ -124,7 +125,9 @@ mod tests {
 
     #[test]
     fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_pagefault/size:1m", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        assert_sane(
+            &measure_spec("lat_pagefault/size:1m", &tiny_plan(1), Mode::default()).unwrap()[0],
+        );
         let ms = measure_spec("lat_pagefault/size:1m", &tiny_plan(3), Mode::default()).unwrap();
         assert_eq!(ms[0].per_process.len(), 3);
         assert_sane(&ms[0]);

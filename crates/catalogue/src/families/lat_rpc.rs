@@ -78,7 +78,9 @@ pub fn check_reply(r: &[u8], xid: u32) -> Fallible {
     }
     match get(r, 5) {
         SUCCESS => Ok(()),
-        s => Err(BenchError(format!("rpc: call not successful (accept_stat {s})"))),
+        s => Err(BenchError(format!(
+            "rpc: call not successful (accept_stat {s})"
+        ))),
     }
 }
 
@@ -114,7 +116,10 @@ fn recv_exact_datagram(fd: RawFd, buf: &mut [u8]) -> Fallible {
     let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
     if r != buf.len() as isize {
         return Err(if r < 0 {
-            BenchError(format!("rpc udp receive: {}", std::io::Error::last_os_error()))
+            BenchError(format!(
+                "rpc udp receive: {}",
+                std::io::Error::last_os_error()
+            ))
         } else {
             BenchError(format!("rpc udp: datagram of {r} bytes"))
         });
