@@ -53,7 +53,7 @@ fn every_family_runs_with_small_parameters_and_leaves_nothing_behind() {
         "lat_http/size:0",
         "lat_connect",
         "lat_unix_connect",
-        "lat_select/n:10",
+        "lat_select/n:10,1000",
         "lat_fs/size:0",
         "lat_mmap/size:64k",
         "lat_pagefault/size:1m",
@@ -117,7 +117,7 @@ fn parallel_three_where_allowed() {
             "lat_pipe",
             "lat_unix_connect",
             "bw_unix/size:64k",
-            "lat_fs/create/size:0",
+            "lat_mmap/size:64k",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
