@@ -2,6 +2,7 @@
 
 mod app;
 mod cli;
+mod comm_family;
 mod common;
 mod harness;
 mod store;

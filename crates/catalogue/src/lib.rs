@@ -24,6 +24,31 @@ pub static FAMILIES: &[&Family] = &[
     &families::dhrystone::FAMILY,
     &families::linpack::FAMILY,
     &families::sieve::FAMILY,
+    // comm_lat
+    &families::lat_pipe::FAMILY,
+    &families::lat_fifo::FAMILY,
+    &families::lat_unix::FAMILY,
+    &families::lat_tcp::FAMILY,
+    &families::lat_udp::FAMILY,
+    &families::lat_sem::FAMILY,
+    &families::lat_fcntl::FAMILY,
+    &families::lat_eventfd::FAMILY,
+    &families::lat_futex::FAMILY,
+    &families::lat_rpc::FAMILY,
+    &families::lat_http::FAMILY,
+    &families::lat_connect::FAMILY,
+    &families::lat_unix_connect::FAMILY,
+    &families::lat_select::FAMILY,
+    // fs_lat
+    &families::lat_fs::FAMILY,
+    &families::lat_mmap::FAMILY,
+    &families::lat_pagefault::FAMILY,
+    // comm_bw
+    &families::bw_pipe::FAMILY,
+    &families::bw_unix::FAMILY,
+    &families::bw_tcp::FAMILY,
+    &families::bw_file_rd::FAMILY,
+    &families::bw_mmap_rd::FAMILY,
 ];
 
 /// A family by exact name.

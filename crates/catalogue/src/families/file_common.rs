@@ -1,0 +1,101 @@
+//! Plumbing shared by the file and VM families (issue 4): a cached scratch
+//! file that is unlinked as soon as it is open (so no file outlives the
+//! benchmark, whatever happens), and read-only shared mappings of it.
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::{BenchError, Context, Fallible};
+
+use super::ipc_common::cstring;
+use crate::sys;
+
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize
+}
+
+/// A `size`-byte file of non-zero bytes in the scratch directory, written
+/// (so its pages are in the page cache), already unlinked; its descriptor.
+pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
+    let path = ctx.scratch.join(format!("{name}.{}", ctx.process));
+    let c = cstring(&path)?;
+    // SAFETY: a valid path; unlinked at once, the descriptor keeps it.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        return Err(BenchError(format!(
+            "create {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    unsafe { libc::unlink(c.as_ptr()) };
+    let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251 + 1) as u8).collect();
+    let mut left = size;
+    while left > 0 {
+        let k = left.min(chunk.len());
+        if let Err(e) = sys::write_all(fd, &chunk[..k]) {
+            sys::close(fd);
+            return Err(BenchError(format!("write {}: {e}", path.display())));
+        }
+        left -= k;
+    }
+    Ok(fd)
+}
+
+/// Map `len` bytes of `fd` read-only and shared. Inline: lat_mmap times it.
+#[inline]
+pub fn map(fd: RawFd, len: usize) -> Fallible<*const u8> {
+    // SAFETY: a new read-only mapping of our file.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(BenchError(format!(
+            "mmap: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(p as *const u8)
+}
+
+#[inline]
+pub fn unmap(p: *const u8, len: usize) {
+    // SAFETY: unmapping a mapping `map` returned with this length.
+    unsafe { libc::munmap(p as *mut libc::c_void, len) };
+}
+
+/// Read one byte of every page of `[p, p+len)` (volatile: each read must
+/// happen); returns their sum so the caller can keep it alive.
+#[inline]
+pub fn touch_pages(p: *const u8, len: usize, page: usize) -> u64 {
+    let mut s = 0u64;
+    let mut off = 0;
+    while off < len {
+        // SAFETY: within the mapping.
+        s = s.wrapping_add(unsafe { std::ptr::read_volatile(p.add(off)) } as u64);
+        off += page;
+    }
+    s
+}
+
+/// Sum `[p, p+len)` as 64-bit words (len a multiple of 8); every word is
+/// read, the sum is returned to be kept alive.
+#[inline]
+pub fn sum_words(p: *const u8, len: usize) -> u64 {
+    // SAFETY: the region is mapped/allocated, 8-byte aligned, len/8 words.
+    let words = unsafe { std::slice::from_raw_parts(p as *const u64, len / 8) };
+    words.iter().fold(0u64, |a, &w| a.wrapping_add(w))
+}

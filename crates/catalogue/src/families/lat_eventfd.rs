@@ -1,0 +1,98 @@
+//! lat_eventfd: latency of a round trip through two eventfd counters (the
+//! modern Linux counterpart of lat_sem; lmbench has none): the benchmark
+//! process adds 1 to the first and reads the second; its helper reads the
+//! first and adds 1 to the second. Each read blocks until the count is set.
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+
+use super::ipc_common::{Baton, HotPotato};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::Point;
+use crate::sys;
+
+pub struct EventfdBaton {
+    there: RawFd,
+    back: RawFd,
+}
+
+#[inline]
+fn post(fd: RawFd) -> Fallible {
+    sys::write_all(fd, &1u64.to_ne_bytes()).map_err(BenchError::from)
+}
+
+#[inline]
+fn wait(fd: RawFd) -> Fallible {
+    let mut b = [0u8; 8];
+    sys::read_exact(fd, &mut b)?;
+    Ok(())
+}
+
+impl Baton for EventfdBaton {
+    fn open(&mut self, _: &Context) -> Fallible {
+        for fd in [&mut self.there, &mut self.back] {
+            // SAFETY: plain eventfd(2), counter 0.
+            *fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+            if *fd < 0 {
+                return Err(format!("eventfd: {}", std::io::Error::last_os_error()).into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Timed: one 8-byte write to the first counter, one blocking 8-byte
+    /// read of the second.
+    #[inline]
+    fn ping(&mut self) -> Fallible {
+        post(self.there)?;
+        wait(self.back)
+    }
+
+    fn pong(&mut self) -> Fallible {
+        wait(self.there)?;
+        post(self.back)
+    }
+
+    fn close(&mut self) {
+        sys::close(self.there);
+        sys::close(self.back);
+        (self.there, self.back) = (-1, -1);
+    }
+}
+
+fn build(_: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        HotPotato::new(EventfdBaton {
+            there: -1,
+            back: -1,
+        }),
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_eventfd",
+    group: "comm_lat",
+    summary: "eventfd round trip (write one counter, read the other) between two processes",
+    params: &[],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(&measure_spec("lat_eventfd", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        let ms = measure_spec("lat_eventfd", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

@@ -1,0 +1,140 @@
+//! lat_fcntl: latency of a round trip handed between two processes by POSIX
+//! record locks (fcntl F_SETLKW), after lmbench's lat_fcntl. Three one-byte
+//! records of a file in the scratch directory (unlinked once open) act as
+//! three mutexes in a ring: in round k the benchmark process holds records
+//! k and k+1 and the helper holds k+2 (mod 3). The benchmark unlocks k and
+//! blocks locking k+2; the helper, blocked locking k, gets it and unlocks
+//! k+2. Each side then holds the next round's pair: two lock hand-offs, one
+//! round trip, per iteration.
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+
+use super::ipc_common::{cstring, Baton, HotPotato};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::Point;
+use crate::sys;
+
+pub struct FcntlBaton {
+    fd: RawFd,
+    round: u8,
+}
+
+#[inline]
+fn lock(fd: RawFd, record: u8, how: libc::c_short) -> Fallible {
+    // SAFETY: flock is plain data.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = how;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = record as libc::off_t;
+    fl.l_len = 1;
+    let cmd = if how == libc::F_UNLCK as libc::c_short {
+        libc::F_SETLK
+    } else {
+        libc::F_SETLKW
+    };
+    loop {
+        // SAFETY: fcntl record lock on our descriptor.
+        if unsafe { libc::fcntl(fd, cmd, &fl) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(BenchError(format!("fcntl lock record {record}: {e}")));
+        }
+    }
+}
+
+const W: libc::c_short = libc::F_WRLCK as libc::c_short;
+const U: libc::c_short = libc::F_UNLCK as libc::c_short;
+
+impl Baton for FcntlBaton {
+    fn open(&mut self, ctx: &Context) -> Fallible {
+        let path = ctx.scratch.join(format!("lat_fcntl.{}", ctx.process));
+        let c = cstring(&path)?;
+        // SAFETY: a valid path; the file is unlinked as soon as it is open.
+        self.fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                0o600,
+            )
+        };
+        unsafe { libc::unlink(c.as_ptr()) };
+        if self.fd < 0 {
+            return Err(format!(
+                "open {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            )
+            .into());
+        }
+        sys::write_all(self.fd, b"abc")?;
+        // Round 0: this process holds records 0 and 1 (locks are not
+        // inherited by the helper, which takes record 2 before it is ready).
+        lock(self.fd, 0, W)?;
+        lock(self.fd, 1, W)
+    }
+
+    fn helper_side(&mut self) -> Fallible {
+        lock(self.fd, 2, W)
+    }
+
+    /// Timed: unlock record k, lock record k+2 (blocks until the helper
+    /// unlocks it).
+    #[inline]
+    fn ping(&mut self) -> Fallible {
+        let k = self.round;
+        lock(self.fd, k, U)?;
+        lock(self.fd, (k + 2) % 3, W)?;
+        self.round = (k + 1) % 3;
+        Ok(())
+    }
+
+    fn pong(&mut self) -> Fallible {
+        let k = self.round;
+        lock(self.fd, k, W)?;
+        lock(self.fd, (k + 2) % 3, U)?;
+        self.round = (k + 1) % 3;
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        sys::close(self.fd);
+        self.fd = -1;
+    }
+}
+
+fn build(_: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        HotPotato::new(FcntlBaton { fd: -1, round: 0 }),
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_fcntl",
+    group: "comm_lat",
+    summary: "fcntl record-lock round trip (two lock hand-offs) between two processes",
+    params: &[],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(&measure_spec("lat_fcntl", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        let ms = measure_spec("lat_fcntl", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

@@ -1,0 +1,256 @@
+//! lat_fs: file creation and deletion rates in a fresh directory, by file
+//! size (lmbench's lat_fs: 0, 1, 4 and 10 KB). `create`: each iteration
+//! creates a new file (open O_CREAT|O_EXCL, write `size` bytes, close); the
+//! files one interval creates are deleted after it (`conclude`, untimed).
+//! `delete`: the files an interval will delete are created before it
+//! (`prepare`, untimed) and each iteration unlinks one. The directory is
+//! `lat_fs.<process>` in the harness's scratch directory (no `dir`
+//! parameter); it is empty after every interval and removed in cleanup.
+//! Reported as files per second.
+
+use std::ffi::CString;
+
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_results::Unit;
+
+use super::ipc_common::cstring;
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+
+const NAME_MAX: usize = 4096;
+
+pub struct LatFs {
+    create: bool,
+    data: Vec<u8>,
+    dir: CString,
+    /// "<dir>/" followed by room for the file number and a NUL.
+    name: Box<[u8; NAME_MAX]>,
+    prefix: usize,
+    /// Number of the first file the next interval uses.
+    next: u64,
+}
+
+impl LatFs {
+    pub fn new(create: bool, size: usize) -> LatFs {
+        LatFs {
+            create,
+            data: vec![b'x'; size],
+            dir: CString::default(),
+            name: Box::new([0; NAME_MAX]),
+            prefix: 0,
+            next: 0,
+        }
+    }
+
+    /// Write file number `i` into the name buffer (no allocation).
+    #[inline]
+    fn name(&mut self, mut i: u64) -> *const libc::c_char {
+        let mut digits = [0u8; 20];
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (i % 10) as u8;
+            i /= 10;
+            if i == 0 {
+                break;
+            }
+        }
+        let d = &digits[k..];
+        self.name[self.prefix..self.prefix + d.len()].copy_from_slice(d);
+        self.name[self.prefix + d.len()] = 0;
+        self.name.as_ptr() as *const libc::c_char
+    }
+
+    #[inline]
+    fn make(&mut self, i: u64) -> Fallible {
+        let path = self.name(i);
+        // SAFETY: a NUL-terminated path in our buffer; our data buffer.
+        let fd = unsafe {
+            libc::open(
+                path,
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                0o600,
+            )
+        };
+        if fd < 0 {
+            return Err(last("create"));
+        }
+        if !self.data.is_empty() {
+            let r = unsafe {
+                libc::write(
+                    fd,
+                    self.data.as_ptr() as *const libc::c_void,
+                    self.data.len(),
+                )
+            };
+            if r != self.data.len() as isize {
+                unsafe { libc::close(fd) };
+                return Err(last("write"));
+            }
+        }
+        if unsafe { libc::close(fd) } != 0 {
+            return Err(last("close"));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn remove(&mut self, i: u64) -> Fallible {
+        let path = self.name(i);
+        // SAFETY: a NUL-terminated path in our buffer.
+        if unsafe { libc::unlink(path) } != 0 {
+            return Err(last("unlink"));
+        }
+        Ok(())
+    }
+}
+
+fn last(what: &str) -> BenchError {
+    BenchError(format!(
+        "lat_fs {what}: {}",
+        std::io::Error::last_os_error()
+    ))
+}
+
+impl touchstone_harness::Benchmark for LatFs {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        let dir = ctx.scratch.join(format!("lat_fs.{}", ctx.process));
+        std::fs::create_dir(&dir)
+            .map_err(|e| BenchError(format!("lat_fs: cannot make {}: {e}", dir.display())))?;
+        self.dir = cstring(&dir)?;
+        let b = self.dir.as_bytes();
+        if b.len() + 1 + 21 > NAME_MAX {
+            return Err("lat_fs: scratch path too long".into());
+        }
+        self.name[..b.len()].copy_from_slice(b);
+        self.name[b.len()] = b'/';
+        self.prefix = b.len() + 1;
+        Ok(())
+    }
+
+    /// Untimed (delete): create the files the interval will unlink.
+    fn prepare(&mut self, n: u64) -> Fallible {
+        if !self.create {
+            for i in self.next..self.next + n {
+                self.make(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` file creations (open, write `size` bytes, close) or `n`
+    /// unlinks, each checked; names are formatted in a fixed buffer.
+    fn run(&mut self, n: u64) -> Fallible {
+        for i in self.next..self.next + n {
+            if self.create {
+                self.make(i)?;
+            } else {
+                self.remove(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Untimed (create): delete the files the interval made.
+    fn conclude(&mut self, n: u64) -> Fallible {
+        if self.create {
+            for i in self.next..self.next + n {
+                self.remove(i)?;
+            }
+        }
+        self.next += n;
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        if !self.dir.as_bytes().is_empty() {
+            // An interval cut short by an error may leave files behind.
+            let dir = std::path::PathBuf::from(self.dir.to_str().unwrap_or_default());
+            let _ = std::fs::remove_dir_all(dir);
+            self.dir = CString::default();
+        }
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        LatFs::new(p.text("op") == "create", p.num("size") as usize),
+        Shape::rate(1.0, Unit::OpsPerSec, 1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_fs",
+    group: "fs_lat",
+    summary: "files created or deleted per second in a fresh directory, by file size",
+    params: &[
+        Param {
+            name: "op",
+            help: "create: open+write+close a new file; delete: unlink one",
+            kind: Kind::Choice(&["create", "delete"]),
+            default: &["create", "delete"],
+            quick: &[],
+            positional: true,
+        },
+        Param {
+            name: "size",
+            help: "bytes written into each file",
+            kind: Kind::Size {
+                min: 0,
+                max: 1 << 20,
+            },
+            default: &["0", "1k", "4k", "10k"],
+            quick: &["0", "10k"],
+            positional: false,
+        },
+    ],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+    use touchstone_harness::Benchmark;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        for m in measure_spec("lat_fs/size:0,1k", &tiny_plan(1), Mode::default()).unwrap() {
+            assert_sane(&m);
+            assert_eq!(m.unit, Unit::OpsPerSec);
+        }
+        let ms = measure_spec("lat_fs/create/size:4k", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+
+    #[test]
+    fn leaves_its_directory_empty_and_then_removes_it() {
+        let tmp = std::env::temp_dir().join(format!("ts-latfs-test-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let ctx = Context {
+            process: 0,
+            parallel: 1,
+            scratch: tmp.clone(),
+        };
+        let dir = tmp.join("lat_fs.0");
+        for create in [true, false] {
+            let mut b = LatFs::new(create, 1024);
+            b.setup(&ctx).unwrap();
+            for n in [1, 10, 100] {
+                b.prepare(n).unwrap();
+                b.run(n).unwrap();
+                b.conclude(n).unwrap();
+                assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+            }
+            b.cleanup();
+            assert!(!dir.exists());
+        }
+        std::fs::remove_dir(&tmp).unwrap();
+    }
+}

@@ -1,0 +1,91 @@
+//! lat_mmap: the time to map a cached file, read one byte of every page,
+//! and unmap it, by mapping size (lmbench's lat_mmap). The file is made in
+//! setup (page cache warm) and unlinked at once. Page faults are part of
+//! the figure; the kernel's fault-around maps up to 16 cached pages per
+//! fault, as it does for any program.
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::{Context, Fallible, Shape};
+
+use super::file_common::{cached_file, map, page_size, touch_pages, unmap};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+use crate::sys;
+
+pub struct LatMmap {
+    size: usize,
+    fd: RawFd,
+    page: usize,
+}
+
+impl touchstone_harness::Benchmark for LatMmap {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        self.page = page_size();
+        self.fd = cached_file(ctx, "lat_mmap", self.size)?;
+        Ok(())
+    }
+
+    /// Timed: `n` times mmap(size), a volatile read of one byte per page,
+    /// munmap. The bytes' sum goes to black_box so no read is removed.
+    fn run(&mut self, n: u64) -> Fallible {
+        for _ in 0..n {
+            let p = map(self.fd, self.size)?;
+            std::hint::black_box(touch_pages(p, self.size, self.page));
+            unmap(p, self.size);
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        sys::close(self.fd);
+        self.fd = -1;
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        LatMmap {
+            size: p.num("size") as usize,
+            fd: -1,
+            page: 4096,
+        },
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_mmap",
+    group: "fs_lat",
+    summary: "mmap a cached file, read a byte of every page, munmap, by size",
+    params: &[Param {
+        name: "size",
+        help: "bytes mapped",
+        kind: Kind::Size {
+            min: 4 << 10,
+            max: 1 << 30,
+        },
+        default: &["64k", "1m", "16m"],
+        quick: &["1m"],
+        positional: false,
+    }],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(&measure_spec("lat_mmap/size:64k", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        let ms = measure_spec("lat_mmap/size:64k", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

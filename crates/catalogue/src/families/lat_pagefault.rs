@@ -1,0 +1,135 @@
+//! lat_pagefault: the cost per page of faulting in a shared mapping of a
+//! cached file (lmbench's lat_pagefault). The file (`size` bytes, made and
+//! unlinked in setup) stays in the page cache; before each interval fresh
+//! mappings of it are made (untimed) so that the interval's `n` pages are
+//! all unmapped in this process; the interval reads one byte of each; the
+//! mappings are removed after it (untimed). The figure is time per page
+//! touched: the kernel's fault-around maps up to 16 neighbouring cached
+//! pages per fault, so it is the amortised cost a program sees (lmbench's
+//! figure includes the same effect).
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::{Context, Fallible, Shape};
+
+use super::file_common::{cached_file, map, page_size, unmap};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+use crate::sys;
+
+pub struct LatPagefault {
+    size: usize,
+    fd: RawFd,
+    page: usize,
+    maps: Vec<*const u8>,
+}
+
+// SAFETY: the mappings belong to the process that made them.
+unsafe impl Send for LatPagefault {}
+
+impl LatPagefault {
+    fn unmap_all(&mut self) {
+        for &p in &self.maps {
+            unmap(p, self.size);
+        }
+        self.maps.clear();
+    }
+}
+
+impl touchstone_harness::Benchmark for LatPagefault {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        self.page = page_size();
+        self.fd = cached_file(ctx, "lat_pagefault", self.size)?;
+        Ok(())
+    }
+
+    /// Untimed: map the file as many times as `n` pages need.
+    fn prepare(&mut self, n: u64) -> Fallible {
+        let per_map = (self.size / self.page) as u64;
+        for _ in 0..n.div_ceil(per_map) {
+            let p = map(self.fd, self.size)?;
+            self.maps.push(p);
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` volatile one-byte reads, one in each page of the fresh
+    /// mappings in order; each first touch of a page faults (or was mapped
+    /// by a neighbour's fault-around). The sum goes to black_box.
+    fn run(&mut self, n: u64) -> Fallible {
+        let mut left = n as usize;
+        let mut sum = 0u64;
+        for &p in &self.maps {
+            let pages = left.min(self.size / self.page);
+            for i in 0..pages {
+                // SAFETY: page i of a live mapping of `size` bytes.
+                sum = sum
+                    .wrapping_add(unsafe { std::ptr::read_volatile(p.add(i * self.page)) } as u64);
+            }
+            left -= pages;
+        }
+        std::hint::black_box(sum);
+        Ok(())
+    }
+
+    fn conclude(&mut self, _n: u64) -> Fallible {
+        self.unmap_all();
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        self.unmap_all();
+        sys::close(self.fd);
+        self.fd = -1;
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        LatPagefault {
+            size: p.num("size") as usize,
+            fd: -1,
+            page: 4096,
+            maps: Vec::new(),
+        },
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_pagefault",
+    group: "fs_lat",
+    summary: "time per page to fault in a shared mapping of a cached file",
+    params: &[Param {
+        name: "size",
+        help: "file size (each fresh mapping covers the whole file)",
+        kind: Kind::Size {
+            min: 64 << 10,
+            max: 1 << 30,
+        },
+        default: &["16m"],
+        quick: &["8m"],
+        positional: false,
+    }],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(
+            &measure_spec("lat_pagefault/size:1m", &tiny_plan(1), Mode::default()).unwrap()[0],
+        );
+        let ms = measure_spec("lat_pagefault/size:1m", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

@@ -1,0 +1,50 @@
+//! lat_pipe: latency of a round trip through a pair of pipes (lmbench's lat_pipe).
+//! One iteration is a round trip (lmbench reports the round trip too): the
+//! benchmark process writes the message and blocks until the helper process
+//! has read it and written it back. The mechanics live in `ipc_common`.
+
+use touchstone_harness::Shape;
+
+use super::ipc_common::{Channel, FdBaton, HotPotato};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::Point;
+
+fn build(_: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        HotPotato::new(FdBaton::new(Channel::Pipe, 1)),
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_pipe",
+    group: "comm_lat",
+    summary: "pipe round trip of 1 byte between two processes",
+    params: &[],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures() {
+        for m in measure_spec("lat_pipe", &tiny_plan(1), Mode::default()).unwrap() {
+            assert_sane(&m);
+            assert_eq!(m.unit, touchstone_results::Unit::Ns);
+        }
+    }
+
+    #[test]
+    fn runs_in_parallel() {
+        let ms = measure_spec("lat_pipe", &tiny_plan(3), Mode { quick: true }).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

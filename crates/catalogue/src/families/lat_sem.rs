@@ -1,0 +1,99 @@
+//! lat_sem: latency of a round trip through a pair of System V semaphores
+//! (lmbench's lat_sem): the benchmark process posts semaphore 0 and waits on
+//! semaphore 1; its helper waits on 0 and posts 1. The set is created in
+//! setup and removed (IPC_RMID) in cleanup; a touchstone killed with SIGKILL
+//! in between would leave it behind (`ipcs -s` shows it), as System V IPC
+//! objects outlive processes.
+
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+
+use super::ipc_common::{Baton, HotPotato};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::Point;
+
+pub struct SemBaton {
+    id: libc::c_int,
+}
+
+#[inline]
+fn semop1(id: libc::c_int, num: u16, op: i16) -> Fallible {
+    let mut b = libc::sembuf {
+        sem_num: num,
+        sem_op: op,
+        sem_flg: 0,
+    };
+    loop {
+        // SAFETY: one sembuf on a semaphore set we created.
+        if unsafe { libc::semop(id, &mut b, 1) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(BenchError(format!("semop: {e}")));
+        }
+    }
+}
+
+impl Baton for SemBaton {
+    fn open(&mut self, _: &Context) -> Fallible {
+        // SAFETY: a private set of two semaphores, both starting at 0.
+        self.id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
+        if self.id < 0 {
+            return Err(format!("semget: {}", std::io::Error::last_os_error()).into());
+        }
+        Ok(())
+    }
+
+    /// Timed: post semaphore 0, wait on semaphore 1.
+    #[inline]
+    fn ping(&mut self) -> Fallible {
+        semop1(self.id, 0, 1)?;
+        semop1(self.id, 1, -1)
+    }
+
+    fn pong(&mut self) -> Fallible {
+        semop1(self.id, 0, -1)?;
+        semop1(self.id, 1, 1)
+    }
+
+    fn close(&mut self) {
+        if self.id >= 0 {
+            // SAFETY: removing the set we created.
+            unsafe { libc::semctl(self.id, 0, libc::IPC_RMID) };
+            self.id = -1;
+        }
+    }
+}
+
+fn build(_: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        HotPotato::new(SemBaton { id: -1 }),
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_sem",
+    group: "comm_lat",
+    summary: "System V semaphore round trip (post/wait pair) between two processes",
+    params: &[],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(&measure_spec("lat_sem", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        let ms = measure_spec("lat_sem", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}

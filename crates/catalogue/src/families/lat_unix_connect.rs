@@ -1,0 +1,45 @@
+//! lat_unix_connect: the time to connect an AF_UNIX stream socket to a
+//! listening one and close it (lmbench's lat_unix_connect): socket,
+//! connect, close; the helper accepts and closes. The listening socket's
+//! path is in the scratch directory and removed in cleanup. No TIME_WAIT
+//! here, so it may run in parallel.
+
+use touchstone_harness::Shape;
+
+use super::ipc_common::HotPotato;
+use super::lat_connect::{ConnectBaton, Domain};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::Point;
+
+fn build(_: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        HotPotato::new(ConnectBaton::new(Domain::Unix)),
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_unix_connect",
+    group: "comm_lat",
+    summary: "AF_UNIX stream connection set-up and close (socket, connect, close)",
+    params: &[],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn measures_in_one_and_three_processes() {
+        assert_sane(&measure_spec("lat_unix_connect", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        let ms = measure_spec("lat_unix_connect", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}
