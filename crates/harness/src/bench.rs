@@ -111,6 +111,11 @@ pub struct Shape {
     /// Skip autosizing and run exactly this many iterations per interval
     /// (e.g. one whole program run per interval when timing an application).
     pub fixed_iterations: Option<u64>,
+    /// The operation itself switches between the benchmark's own processes
+    /// or threads (ping-pong, context switches): a woken partner may preempt
+    /// the timed process, so involuntary context switches are part of the
+    /// operation, not a sign of other work, and are not warned about.
+    pub switches_by_design: bool,
 }
 
 impl Shape {
@@ -122,6 +127,7 @@ impl Shape {
             enough_ns: 0,
             statistic: Statistic::Median,
             fixed_iterations: None,
+            switches_by_design: false,
         }
     }
     /// Bandwidth of `bytes` per iteration.
@@ -132,6 +138,7 @@ impl Shape {
             enough_ns: 0,
             statistic: Statistic::Median,
             fixed_iterations: None,
+            switches_by_design: false,
         }
     }
     /// A rate of `ops` per iteration, in `unit` after dividing ops/s by `scale`.
@@ -142,6 +149,7 @@ impl Shape {
             enough_ns: 0,
             statistic: Statistic::Median,
             fixed_iterations: None,
+            switches_by_design: false,
         }
     }
     pub fn with_enough_ns(mut self, ns: u64) -> Shape {
@@ -150,6 +158,11 @@ impl Shape {
     }
     pub fn with_statistic(mut self, s: Statistic) -> Shape {
         self.statistic = s;
+        self
+    }
+    /// See `switches_by_design`.
+    pub fn with_switches_by_design(mut self) -> Shape {
+        self.switches_by_design = true;
         self
     }
     pub fn with_fixed_iterations(mut self, n: u64) -> Shape {

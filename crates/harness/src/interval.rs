@@ -64,7 +64,14 @@ fn measure_loop(
     let target = plan.interval_target(shape);
     let mut n = match shape.fixed_iterations {
         Some(k) => k,
-        None => autosize(bench, target, plan.min_interval_ns, clock, link)?,
+        None => autosize(
+            bench,
+            target,
+            plan.min_interval_ns,
+            !shape.switches_by_design,
+            clock,
+            link,
+        )?,
     };
     link.set_iterations(n);
     link.ready()?;
@@ -139,6 +146,7 @@ pub fn autosize(
     bench: &mut dyn Benchmark,
     target: u64,
     min_interval: u64,
+    reject_preempted: bool,
     clock: &dyn Clock,
     link: &mut dyn Link,
 ) -> Fallible<u64> {
@@ -150,7 +158,7 @@ pub fn autosize(
     loop {
         let p0 = link.preemptions();
         let (s, e) = interval(bench, n, clock, link)?;
-        let preempted = link.preemptions() != p0;
+        let preempted = reject_preempted && link.preemptions() != p0;
         let t = e - s;
         if t >= target {
             if !preempted || disturbed >= DISTURBED_TRIES {

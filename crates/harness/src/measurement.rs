@@ -127,8 +127,9 @@ pub fn measure_case(
     warnings.extend(checks::check_ci(&summary));
     let cpus = host::usable_cpus();
     warnings.extend(checks::check_oversubscribed(plan.parallel, cpus));
-    if plan.parallel <= cpus {
-        // With more processes than CPUs, time-sharing is what is measured.
+    if plan.parallel <= cpus && !shape.switches_by_design {
+        // With more processes than CPUs, time-sharing is what is measured;
+        // a ping-pong's own switches are part of its operation.
         let all = timing.processes.iter().flat_map(|p| &p.intervals);
         let preempted = all.clone().filter(|iv| iv.preemptions > 0).count();
         warnings.extend(checks::check_preempted(preempted, all.count()));

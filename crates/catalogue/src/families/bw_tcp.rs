@@ -16,7 +16,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let size = p.num("size");
     Ok(Built::new(
         Stream::new(Channel::Tcp, size as usize),
-        Shape::bandwidth(size as f64),
+        Shape::bandwidth(size as f64).with_switches_by_design(),
     ))
 }
 

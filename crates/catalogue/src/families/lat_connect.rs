@@ -150,7 +150,7 @@ impl Baton for ConnectBaton {
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(ConnectBaton::new(Domain::Tcp)),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

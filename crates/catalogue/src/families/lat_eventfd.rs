@@ -67,7 +67,7 @@ fn build(_: &Point, _: Mode) -> Result<Built, String> {
             there: -1,
             back: -1,
         }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

@@ -109,7 +109,7 @@ impl Baton for FcntlBaton {
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(FcntlBaton { fd: -1, round: 0 }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

@@ -13,7 +13,7 @@ use crate::params::Point;
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(FdBaton::new(Channel::Fifo, 1)),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

@@ -120,7 +120,7 @@ fn build(_: &Point, _: Mode) -> Result<Built, String> {
         HotPotato::new(FutexBaton {
             word: std::ptr::null_mut(),
         }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

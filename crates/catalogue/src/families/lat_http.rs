@@ -124,7 +124,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             response: response(p.num("size") as usize),
             buf: Vec::new(),
         }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

@@ -12,7 +12,7 @@ use crate::params::Point;
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(FdBaton::new(Channel::Pipe, 1)),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

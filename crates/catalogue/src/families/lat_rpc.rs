@@ -219,7 +219,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             call: [0; 4 + CALL_LEN],
             reply: [0; 4 + REPLY_LEN],
         }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

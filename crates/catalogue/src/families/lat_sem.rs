@@ -68,7 +68,7 @@ impl Baton for SemBaton {
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(SemBaton { id: -1 }),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

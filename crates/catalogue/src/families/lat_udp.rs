@@ -14,7 +14,7 @@ use crate::params::Point;
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(FdBaton::new(Channel::Udp, p.num("size") as usize)),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

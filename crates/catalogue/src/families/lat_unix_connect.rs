@@ -14,7 +14,7 @@ use crate::params::Point;
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(ConnectBaton::new(Domain::Unix)),
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 
