@@ -49,6 +49,17 @@ pub static FAMILIES: &[&Family] = &[
     &families::bw_tcp::FAMILY,
     &families::bw_file_rd::FAMILY,
     &families::bw_mmap_rd::FAMILY,
+    // mem_lat, mem_bw, proc (issue 5)
+    &families::lat_mem_rd::FAMILY,
+    &families::line::FAMILY,
+    &families::tlb::FAMILY,
+    &families::par_mem::FAMILY,
+    &families::lat_dram_page::FAMILY,
+    &families::bw_mem::FAMILY,
+    &families::stream::FAMILY,
+    &families::mhz::FAMILY,
+    &families::lat_ops::FAMILY,
+    &families::par_ops::FAMILY,
 ];
 
 /// A family by exact name.

@@ -33,3 +33,16 @@ pub mod lat_tcp;
 pub mod lat_udp;
 pub mod lat_unix;
 pub mod lat_unix_connect;
+
+// Memory hierarchy and processor (issue 5); shared helpers in memlib.
+pub mod bw_mem;
+pub mod lat_dram_page;
+pub mod lat_mem_rd;
+pub mod lat_ops;
+pub mod line;
+pub mod memlib;
+pub mod mhz;
+pub mod par_mem;
+pub mod par_ops;
+pub mod stream;
+pub mod tlb;

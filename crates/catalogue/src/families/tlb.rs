@@ -1,0 +1,162 @@
+//! tlb: TLB entries and reach (lmbench's tlb). A chain loads one cache line
+//! per page from `pages` base pages (huge pages refused with
+//! MADV_NOHUGEPAGE) in random page order, the line's offset rotating so the
+//! loads spread over cache sets. The latency steps up when the pages exceed
+//! a TLB level's entries. `derive` finds the steps (as lat_mem_rd finds
+//! cache levels) and reports entries, reach and the page size used. The
+//! lines themselves outgrow L1 at (L1 size / line) pages, which can merge
+//! with or mimic a TLB step: see docs/validation.md.
+
+use touchstone_harness::{Benchmark, Context, Fallible, Shape};
+use touchstone_results::{Measurement, Statistic, Unit};
+
+use super::memlib::{
+    chain_offsets, chase, check_memory, derived, detect_levels, lay_chain, page_size, Buf, Order,
+    Pages, CHASE_LOADS,
+};
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+
+pub struct Tlb {
+    pages: usize,
+    buf: Option<Buf>,
+    cur: *const usize,
+}
+
+// SAFETY: `cur` points into `buf`, owned by the same value.
+unsafe impl Send for Tlb {}
+
+impl Benchmark for Tlb {
+    fn setup(&mut self, _: &Context) -> Fallible {
+        let page = page_size();
+        let size = self.pages * page;
+        let mut buf = Buf::new(size, Pages::Base)?;
+        let order = Order::PagePerLoad { elem: 64, page };
+        self.cur = lay_chain(&mut buf, &chain_offsets(size, order, 13));
+        self.cur = chase(self.cur, (self.pages / 100 + 1) as u64);
+        self.buf = Some(buf);
+        Ok(())
+    }
+    /// Timed: `n` × 100 dependent loads, each in a different page.
+    fn run(&mut self, n: u64) -> Fallible {
+        self.cur = chase(self.cur, n);
+        Ok(())
+    }
+    fn cleanup(&mut self) {
+        self.buf = None;
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    let pages = p.num("pages") as usize;
+    check_memory("tlb", (pages * page_size()) as u64)?;
+    Ok(Built::new(
+        Tlb {
+            pages,
+            buf: None,
+            cur: std::ptr::null(),
+        },
+        Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
+    ))
+}
+
+pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
+    let curve: Vec<(u64, f64)> = ms
+        .iter()
+        .filter(|m| m.parallel == 1)
+        .filter_map(|m| Some((m.params.get("pages")?.parse().ok()?, m.value())))
+        .collect();
+    derive_from(&curve, page_size() as u64)
+}
+
+pub fn derive_from(curve: &[(u64, f64)], page: u64) -> Vec<Measurement> {
+    if curve.len() < 4 {
+        return Vec::new();
+    }
+    let levels = detect_levels(curve, 0.2);
+    levels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let entries = l.size?;
+            Some(derived(
+                &format!("tlb/level:L{}", i + 1),
+                "tlb",
+                "mem_lat",
+                Unit::Count,
+                entries as f64,
+                &[],
+                &[
+                    ("reach_bytes", (entries * page) as f64),
+                    ("page_bytes", page as f64),
+                    ("latency_ns", l.latency_ns),
+                ],
+                Vec::new(),
+            ))
+        })
+        .collect()
+}
+
+pub const FAMILY: Family = Family {
+    name: "tlb",
+    group: "mem_lat",
+    summary: "TLB entries and reach: one load per base page over a growing number of pages",
+    params: &[Param {
+        name: "pages",
+        help: "pages in the chain",
+        kind: Kind::Int {
+            min: 4,
+            max: 1 << 20,
+        },
+        default: &[
+            "16", "32", "48", "64", "80", "96", "112", "128", "160", "192", "256", "384", "512",
+            "768", "1024", "1536", "2048", "2560", "3072", "4096", "6144", "8192", "16384",
+        ],
+        quick: &[
+            "16", "32", "64", "96", "128", "256", "512", "1024", "2048", "4096", "8192",
+        ],
+        positional: false,
+    }],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: Some(derive),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+
+    #[test]
+    fn entries_from_a_synthetic_curve() {
+        let c: Vec<(u64, f64)> = [16u64, 32, 64, 96, 128, 256, 1024, 2048, 4096, 8192]
+            .iter()
+            .map(|&p| {
+                (
+                    p,
+                    if p <= 64 {
+                        1.0
+                    } else if p <= 2048 {
+                        3.0
+                    } else {
+                        20.0
+                    },
+                )
+            })
+            .collect();
+        let d = derive_from(&c, 4096);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].value(), 64.0);
+        assert_eq!(d[0].extra["reach_bytes"], (64 * 4096) as f64);
+        assert_eq!(d[1].value(), 2048.0);
+    }
+
+    #[test]
+    fn measures() {
+        for m in measure_spec("tlb/pages:16,4096", &tiny_plan(1), Mode::default()).unwrap() {
+            assert_sane(&m);
+        }
+    }
+}
