@@ -5,4 +5,5 @@ mod cli;
 mod comm_family;
 mod common;
 mod harness;
+mod mem;
 mod store;
