@@ -196,7 +196,7 @@ pub const FAMILY: Family = Family {
             help: "processes in the ring",
             kind: Kind::Int { min: 2, max: 1024 },
             default: &["2", "4", "8", "16", "24", "32", "64", "96"],
-            quick: &["2", "16"],
+            quick: &["2", "8", "32", "96"],
             positional: false,
         },
         Param {
@@ -207,7 +207,7 @@ pub const FAMILY: Family = Family {
                 max: 64 << 20,
             },
             default: &["0", "16k", "64k"],
-            quick: &["0", "64k"],
+            quick: &[],
             positional: false,
         },
     ],

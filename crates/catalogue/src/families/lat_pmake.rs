@@ -99,7 +99,7 @@ pub const FAMILY: Family = Family {
             help: "jobs started at once",
             kind: Kind::Int { min: 1, max: 4096 },
             default: &["1", "2", "4", "8", "16"],
-            quick: &["1", "4"],
+            quick: &["1", "2", "4", "8"],
             positional: false,
         },
         Param {

@@ -263,7 +263,7 @@ pub const FAMILY: Family = Family {
                 max: 4 << 30,
             },
             default: &["0", "1m", "100m"],
-            quick: &["0", "100m"],
+            quick: &[],
             positional: false,
         },
         Param {

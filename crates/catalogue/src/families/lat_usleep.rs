@@ -220,7 +220,7 @@ pub const FAMILY: Family = Family {
             help: "how to sleep",
             kind: Kind::Choice(&["nanosleep", "clock_nanosleep", "select", "poll", "itimer"]),
             default: &["nanosleep", "clock_nanosleep", "select", "poll", "itimer"],
-            quick: &["nanosleep", "select", "itimer"],
+            quick: &[],
             positional: true,
         },
         Param {
@@ -231,7 +231,7 @@ pub const FAMILY: Family = Family {
                 max_ns: 1_000_000_000,
             },
             default: &["1us", "10us", "100us", "1ms", "10ms", "20ms"],
-            quick: &["1us", "1ms"],
+            quick: &["1us", "100us", "1ms", "10ms"],
             positional: false,
         },
     ],
