@@ -2,20 +2,11 @@
 //! command: bad parameters are refused before anything runs, and a
 //! parallel run of a process benchmark completes and is stored.
 
-use std::process::{Command, Output};
-
-fn touchstone(db: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchstone"))
-        .args(args)
-        .env("TOUCHSTONE_DB", db)
-        .output()
-        .expect("run touchstone")
-}
+use crate::common::{text, Sandbox};
 
 #[test]
 fn bad_parameters_are_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
+    let s = Sandbox::new();
     let cases: &[(&str, &str)] = &[
         ("lat_ctx/size:-16k", "negative"),
         ("lat_ctx/procs:0", "out of range"),
@@ -30,7 +21,7 @@ fn bad_parameters_are_refused_before_anything_runs() {
     ];
     for (spec, expect) in cases {
         // A good case first: a refusal must stop the whole run before it.
-        let out = touchstone(&db, &["run", "lat_syscall/null", spec, "--quick"]);
+        let out = s.run(&["run", "lat_syscall/null", spec, "--quick"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{spec}: {err}");
         assert!(
@@ -42,7 +33,7 @@ fn bad_parameters_are_refused_before_anything_runs() {
             "{spec}: something ran before the refusal: {err}"
         );
     }
-    let runs = touchstone(&db, &["runs", "--json"]);
+    let runs = s.run(&["runs", "--json"]);
     let listed = String::from_utf8_lossy(&runs.stdout);
     assert!(
         !listed.contains("lat_syscall"),
@@ -52,27 +43,19 @@ fn bad_parameters_are_refused_before_anything_runs() {
 
 #[test]
 fn process_benchmarks_run_in_parallel() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
-    let out = touchstone(
-        &db,
-        &[
-            "run",
-            "lat_sig/catch",
-            "lat_proc/fork/mem:0",
-            "--quick",
-            "-P",
-            "3",
-            "-r",
-            "3",
-            "--json",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let s = Sandbox::new();
+    let out = s.run(&[
+        "run",
+        "lat_sig/catch",
+        "lat_proc/fork/mem:0",
+        "--quick",
+        "-P",
+        "3",
+        "-r",
+        "3",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ms = doc["runs"][0]["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 2);
