@@ -6,4 +6,5 @@ mod comm_family;
 mod common;
 mod harness;
 mod mem;
+mod proc;
 mod store;

@@ -3,7 +3,13 @@
 
 pub mod dhrystone;
 pub mod harness;
+pub mod lat_ctx;
+pub mod lat_pmake;
+pub mod lat_proc;
+pub mod lat_sig;
 pub mod lat_syscall;
+pub mod lat_thread;
+pub mod lat_usleep;
 pub mod linpack;
 pub mod sieve;
 pub mod whetstone;

@@ -1,0 +1,154 @@
+//! lat_pmake: the wall time to finish `jobs` independent jobs started at
+//! once, each burning `work` of CPU time (lmbench's lat_pmake, a model of
+//! `make -j`). With jobs ≤ CPUs the figure stays near `work` plus the cost
+//! of forking; beyond, it grows with jobs/CPUs and shows how evenly the
+//! scheduler shares the machine.
+
+use touchstone_harness::{Benchmark, Fallible, Shape};
+
+use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::params::{Kind, Param, Point};
+use crate::sys::{self, Pid};
+
+/// Burn `ns` of this thread's CPU time (kernel time spent reading the CPU
+/// clock counts too: a job is charged exactly what it consumed).
+fn burn(ns: u64) {
+    let cpu = || {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    let start = cpu();
+    let mut x = 1u64;
+    while cpu().wrapping_sub(start) < ns {
+        for _ in 0..64 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+}
+
+pub struct LatPmake {
+    jobs: usize,
+    work_ns: u64,
+    pids: Vec<Pid>,
+}
+
+impl Benchmark for LatPmake {
+    fn setup(&mut self, _: &touchstone_harness::Context) -> Fallible {
+        self.pids = Vec::with_capacity(self.jobs);
+        Ok(())
+    }
+
+    /// Timed: `n` batches; each forks `jobs` children (fork_helper: they
+    /// `_exit` after burning `work` of CPU) and waits for all of them. The
+    /// forks and waits are part of what a parallel make pays, so they stay.
+    fn run(&mut self, n: u64) -> Fallible {
+        let work = self.work_ns;
+        for _ in 0..n {
+            for _ in 0..self.jobs {
+                match sys::fork_helper(move || {
+                    burn(work);
+                    0
+                }) {
+                    Ok(pid) => self.pids.push(pid),
+                    Err(e) => {
+                        self.cleanup();
+                        return Err(e.into());
+                    }
+                }
+            }
+            while let Some(pid) = self.pids.pop() {
+                if let Err(e) = sys::reap(pid) {
+                    self.cleanup();
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        for pid in self.pids.drain(..) {
+            sys::kill_and_reap(pid);
+        }
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    Ok(Built::new(
+        LatPmake {
+            jobs: p.num("jobs") as usize,
+            work_ns: p.num("work"),
+            pids: Vec::new(),
+        },
+        Shape::latency(1.0),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    name: "lat_pmake",
+    group: "proc",
+    summary: "wall time to finish N parallel jobs of a given CPU time each (a model of make -j)",
+    params: &[
+        Param {
+            name: "jobs",
+            help: "jobs started at once",
+            kind: Kind::Int { min: 1, max: 4096 },
+            default: &["1", "2", "4", "8", "16"],
+            quick: &["1", "2", "4", "8"],
+            positional: false,
+        },
+        Param {
+            name: "work",
+            help: "CPU time each job burns",
+            kind: Kind::Duration {
+                min_ns: 1_000,
+                max_ns: 10_000_000_000,
+            },
+            default: &["1ms"],
+            quick: &[],
+            positional: false,
+        },
+    ],
+    parallel: Parallel::Allowed,
+    default_suite: true,
+    unsupported: always_supported,
+    build,
+    derive: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::Mode;
+
+    #[test]
+    fn jobs_take_at_least_their_work() {
+        let ms = measure_spec(
+            "lat_pmake/jobs:1,3/work:200us",
+            &tiny_plan(1),
+            Mode::default(),
+        )
+        .unwrap();
+        for m in ms {
+            assert_sane(&m);
+            assert!(m.value() >= 200_000.0, "{}: {} ns", m.name, m.value());
+        }
+    }
+
+    #[test]
+    fn runs_in_parallel() {
+        let ms = measure_spec(
+            "lat_pmake/jobs:2/work:100us",
+            &tiny_plan(3),
+            Mode::default(),
+        )
+        .unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+    }
+}
