@@ -182,8 +182,11 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         fds: (-1, -1),
         ws: WorkingSet(Vec::new()),
     };
-    Ok(Built::new(bench, Shape::latency(procs as f64))
-        .with_baseline("pipe write+read and working-set sum in one process", base))
+    Ok(Built::new(
+        bench,
+        Shape::latency(procs as f64).with_switches_by_design(),
+    )
+    .with_baseline("pipe write+read and working-set sum in one process", base))
 }
 
 pub const FAMILY: Family = Family {

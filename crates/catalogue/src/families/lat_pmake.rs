@@ -85,7 +85,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             work_ns: p.num("work"),
             pids: Vec::new(),
         },
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

@@ -238,7 +238,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             argv: Vec::new(),
             envp: Vec::new(),
         },
-        Shape::latency(1.0),
+        Shape::latency(1.0).with_switches_by_design(),
     ))
 }
 

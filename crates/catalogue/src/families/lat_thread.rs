@@ -203,13 +203,19 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         stop: AtomicBool::new(false),
         cond_mode: op == Op::CondPingpong,
     });
+    // Only the uncontended mutex runs on one thread; the others switch
+    // between their own threads by design.
+    let shape = match op {
+        Op::Mutex => Shape::latency(1.0),
+        _ => Shape::latency(1.0).with_switches_by_design(),
+    };
     Ok(Built::new(
         LatThread {
             op,
             shared,
             partner: None,
         },
-        Shape::latency(1.0),
+        shape,
     ))
 }
 
