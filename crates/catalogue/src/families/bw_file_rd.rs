@@ -1,14 +1,18 @@
 //! bw_file_rd: bandwidth of re-reading a file that is in the page cache
-//! with read(2) in 64 KB chunks (lmbench's bw_file_rd). `io_only` moves
-//! the data into the buffer and nothing else; `sum` also adds up every
-//! 64-bit word read (what lmbench's io_only does: its figure is read+sum).
-//! The file is made in the scratch directory in setup and unlinked at once.
+//! with read(2) in 64 KB chunks (lmbench's bw_file_rd, whose XFERSIZE is
+//! 64 KB too). `io_only` moves the data into the buffer and nothing else;
+//! `sum` also adds up every 64-bit word read (what lmbench's io_only does:
+//! its figure is read+sum); `open2close` is lmbench's open2close: each pass
+//! opens the file by name, reads and sums it, and closes it. The file is
+//! made in the scratch directory in setup and unlinked at once, except for
+//! `open2close`, which unlinks it in cleanup.
 
+use std::ffi::CString;
 use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::file_common::{cached_file, sum_words};
+use super::file_common::{cached_file, cached_named_file, sum_words};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::sys;
@@ -18,22 +22,82 @@ const CHUNK: usize = 64 << 10;
 pub struct BwFileRd {
     size: usize,
     sum: bool,
+    open2close: bool,
     fd: RawFd,
+    path: Option<CString>,
     buf: Vec<u64>,
+}
+
+fn read_error(r: isize) -> BenchError {
+    BenchError(format!(
+        "read: {}",
+        if r == 0 {
+            "unexpected end of file".to_string()
+        } else {
+            std::io::Error::last_os_error().to_string()
+        }
+    ))
+}
+
+impl BwFileRd {
+    /// One open2close pass: open(2) by name, read(2) 64 KB chunks to the end
+    /// of the file adding up every word, close(2). Returns the sum.
+    #[inline]
+    fn open_read_close(&mut self, path: *const libc::c_char) -> Fallible<u64> {
+        let p = self.buf.as_mut_ptr() as *mut u8;
+        // SAFETY: a NUL-terminated path of our scratch file.
+        let fd = unsafe { libc::open(path, libc::O_RDONLY) };
+        if fd < 0 {
+            return Err(BenchError(format!(
+                "open: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        let mut total = 0u64;
+        let mut left = self.size;
+        while left > 0 {
+            // SAFETY: reading into our 64 KB buffer.
+            let r = unsafe { libc::read(fd, p as *mut libc::c_void, left.min(CHUNK)) };
+            if r <= 0 {
+                let e = read_error(r);
+                sys::close(fd);
+                return Err(e);
+            }
+            total = total.wrapping_add(sum_words(p, r as usize & !7));
+            left -= r as usize;
+        }
+        sys::close(fd);
+        Ok(total)
+    }
 }
 
 impl touchstone_harness::Benchmark for BwFileRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        self.fd = cached_file(ctx, "bw_file_rd", self.size)?;
+        if self.open2close {
+            let (fd, path) = cached_named_file(ctx, "bw_file_rd", self.size)?;
+            self.fd = fd;
+            self.path = Some(path);
+        } else {
+            self.fd = cached_file(ctx, "bw_file_rd", self.size)?;
+        }
         self.buf = vec![0u64; CHUNK / 8];
         Ok(())
     }
 
     /// Timed: `n` passes over the file, each pread(2) of 64 KB chunks from
     /// offset 0 to the end; with `sum`, each chunk's words are added and the
-    /// total goes to black_box (so the reads of the buffer stay).
+    /// total goes to black_box (so the reads of the buffer stay). With
+    /// `open2close`, each pass is `open_read_close` (open, read+sum, close).
     fn run(&mut self, n: u64) -> Fallible {
         let mut total = 0u64;
+        if self.open2close {
+            let path = self.path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+            for _ in 0..n {
+                total = total.wrapping_add(self.open_read_close(path)?);
+            }
+            std::hint::black_box(total);
+            return Ok(());
+        }
         let p = self.buf.as_mut_ptr() as *mut u8;
         for _ in 0..n {
             let mut off = 0usize;
@@ -44,14 +108,7 @@ impl touchstone_harness::Benchmark for BwFileRd {
                     libc::pread(self.fd, p as *mut libc::c_void, want, off as libc::off_t)
                 };
                 if r <= 0 {
-                    return Err(BenchError(format!(
-                        "read: {}",
-                        if r == 0 {
-                            "unexpected end of file".to_string()
-                        } else {
-                            std::io::Error::last_os_error().to_string()
-                        }
-                    )));
+                    return Err(read_error(r));
                 }
                 if self.sum {
                     total = total.wrapping_add(sum_words(p, r as usize & !7));
@@ -66,6 +123,10 @@ impl touchstone_harness::Benchmark for BwFileRd {
     fn cleanup(&mut self) {
         sys::close(self.fd);
         self.fd = -1;
+        if let Some(path) = self.path.take() {
+            // SAFETY: removing our scratch file.
+            unsafe { libc::unlink(path.as_ptr()) };
+        }
     }
 }
 
@@ -75,7 +136,9 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         BwFileRd {
             size: size as usize,
             sum: p.text("mode") == "sum",
+            open2close: p.text("mode") == "open2close",
             fd: -1,
+            path: None,
             buf: Vec::new(),
         },
         Shape::bandwidth(size as f64),
@@ -102,9 +165,9 @@ pub const FAMILY: Family = Family {
     params: &[
         Param {
             name: "mode",
-            help: "io_only: read only; sum: read and add up every word",
-            kind: Kind::Choice(&["io_only", "sum"]),
-            default: &["io_only", "sum"],
+            help: "io_only: read only; sum: read and add up every word; open2close: open, read+sum, close per pass",
+            kind: Kind::Choice(&["io_only", "sum", "open2close"]),
+            default: &["io_only", "sum", "open2close"],
             quick: &[],
             positional: true,
         },
@@ -129,6 +192,14 @@ mod tests {
             assert_eq!(m.unit, touchstone_results::Unit::MBps);
         }
         let ms = measure_spec("bw_file_rd/sum/size:1m", &tiny_plan(3), Mode::default()).unwrap();
+        assert_eq!(ms[0].per_process.len(), 3);
+        assert_sane(&ms[0]);
+        let ms = measure_spec(
+            "bw_file_rd/open2close/size:1m",
+            &tiny_plan(3),
+            Mode::default(),
+        )
+        .unwrap();
         assert_eq!(ms[0].per_process.len(), 3);
         assert_sane(&ms[0]);
     }

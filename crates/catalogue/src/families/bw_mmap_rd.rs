@@ -3,14 +3,20 @@
 //! page (faulting the mapping in), unmap; `sum`: map, add up every 64-bit
 //! word, unmap; `mmap_only`: the file is mapped once in setup and each pass
 //! adds up every word (lmbench's mmap_only: memory bandwidth of a file
-//! mapping, no page faults after the first pass).
+//! mapping, no page faults after the first pass); `open2close`: lmbench's
+//! open2close, each pass opens the file by name, maps it, adds up every
+//! word, closes it and unmaps (the file keeps its name in the scratch
+//! directory for this mode and is unlinked in cleanup).
 
+use std::ffi::CString;
 use std::os::fd::RawFd;
 
-use touchstone_harness::{Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use super::bw_file_rd::FILE_SIZE;
-use super::file_common::{cached_file, map, page_size, sum_words, touch_pages, unmap};
+use super::file_common::{
+    cached_file, cached_named_file, map, page_size, sum_words, touch_pages, unmap,
+};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::sys;
@@ -20,6 +26,7 @@ enum How {
     IoOnly,
     Sum,
     MmapOnly,
+    Open2Close,
 }
 
 pub struct BwMmapRd {
@@ -28,6 +35,7 @@ pub struct BwMmapRd {
     fd: RawFd,
     page: usize,
     mapped: *const u8,
+    path: Option<CString>,
 }
 
 // SAFETY: the mapping belongs to the process that made it.
@@ -36,7 +44,13 @@ unsafe impl Send for BwMmapRd {}
 impl touchstone_harness::Benchmark for BwMmapRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         self.page = page_size();
-        self.fd = cached_file(ctx, "bw_mmap_rd", self.size)?;
+        if self.how == How::Open2Close {
+            let (fd, path) = cached_named_file(ctx, "bw_mmap_rd", self.size)?;
+            self.fd = fd;
+            self.path = Some(path);
+        } else {
+            self.fd = cached_file(ctx, "bw_mmap_rd", self.size)?;
+        }
         if self.how == How::MmapOnly {
             self.mapped = map(self.fd, self.size)?;
         }
@@ -44,12 +58,29 @@ impl touchstone_harness::Benchmark for BwMmapRd {
     }
 
     /// Timed: `n` passes over the file as described for the mode; every
-    /// sum goes to black_box so no read is removed.
+    /// sum goes to black_box so no read is removed. `open2close`: open(2)
+    /// by name, mmap, sum every word, close(2), munmap (lmbench's order).
     fn run(&mut self, n: u64) -> Fallible {
         let mut total = 0u64;
+        let path = self.path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
         for _ in 0..n {
             total = total.wrapping_add(match self.how {
                 How::MmapOnly => sum_words(self.mapped, self.size),
+                How::Open2Close => {
+                    // SAFETY: a NUL-terminated path of our scratch file.
+                    let fd = unsafe { libc::open(path, libc::O_RDONLY) };
+                    if fd < 0 {
+                        return Err(BenchError(format!(
+                            "open: {}",
+                            std::io::Error::last_os_error()
+                        )));
+                    }
+                    let p = map(fd, self.size).inspect_err(|_| sys::close(fd))?;
+                    let s = sum_words(p, self.size);
+                    sys::close(fd);
+                    unmap(p, self.size);
+                    s
+                }
                 How::IoOnly | How::Sum => {
                     let p = map(self.fd, self.size)?;
                     let s = if self.how == How::Sum {
@@ -73,6 +104,10 @@ impl touchstone_harness::Benchmark for BwMmapRd {
         }
         sys::close(self.fd);
         self.fd = -1;
+        if let Some(path) = self.path.take() {
+            // SAFETY: removing our scratch file.
+            unsafe { libc::unlink(path.as_ptr()) };
+        }
     }
 }
 
@@ -81,6 +116,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let how = match p.text("mode") {
         "io_only" => How::IoOnly,
         "sum" => How::Sum,
+        "open2close" => How::Open2Close,
         _ => How::MmapOnly,
     };
     Ok(Built::new(
@@ -90,6 +126,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             fd: -1,
             page: 4096,
             mapped: std::ptr::null(),
+            path: None,
         },
         Shape::bandwidth(size as f64),
     ))
@@ -102,9 +139,9 @@ pub const FAMILY: Family = Family {
     params: &[
         Param {
             name: "mode",
-            help: "io_only: map, touch each page, unmap; sum: map, sum, unmap; mmap_only: sum a standing mapping",
-            kind: Kind::Choice(&["io_only", "sum", "mmap_only"]),
-            default: &["io_only", "sum", "mmap_only"],
+            help: "io_only: map, touch each page, unmap; sum: map, sum, unmap; mmap_only: sum a standing mapping; open2close: open, map, sum, close, unmap",
+            kind: Kind::Choice(&["io_only", "sum", "mmap_only", "open2close"]),
+            default: &["io_only", "sum", "mmap_only", "open2close"],
             quick: &[],
             positional: true,
         },
@@ -127,8 +164,10 @@ mod tests {
         for m in measure_spec("bw_mmap_rd/size:1m", &tiny_plan(1), Mode::default()).unwrap() {
             assert_sane(&m);
         }
-        let ms = measure_spec("bw_mmap_rd/sum/size:1m", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
+        for spec in ["bw_mmap_rd/sum/size:1m", "bw_mmap_rd/open2close/size:1m"] {
+            let ms = measure_spec(spec, &tiny_plan(3), Mode::default()).unwrap();
+            assert_eq!(ms[0].per_process.len(), 3);
+            assert_sane(&ms[0]);
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! Plumbing shared by the file and VM families (issue 4): a cached scratch
 //! file that is unlinked as soon as it is open (so no file outlives the
-//! benchmark, whatever happens), and read-only shared mappings of it.
+//! benchmark, whatever happens), or kept by name for the `open2close`
+//! modes that reopen it (inside the scratch directory, which the harness
+//! removes, and the next run's stale sweep removes after a SIGKILL), and
+//! read-only shared mappings of it.
 
 use std::os::fd::RawFd;
 
@@ -17,9 +20,21 @@ pub fn page_size() -> usize {
 /// A `size`-byte file of non-zero bytes in the scratch directory, written
 /// (so its pages are in the page cache), already unlinked; its descriptor.
 pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
+    let (fd, c) = cached_named_file(ctx, name, size)?;
+    unsafe { libc::unlink(c.as_ptr()) };
+    Ok(fd)
+}
+
+/// As `cached_file`, but the file keeps its name (returned) for benchmarks
+/// that reopen it; the caller unlinks it in cleanup.
+pub fn cached_named_file(
+    ctx: &Context,
+    name: &str,
+    size: usize,
+) -> Fallible<(RawFd, std::ffi::CString)> {
     let path = ctx.scratch.join(format!("{name}.{}", ctx.process));
     let c = cstring(&path)?;
-    // SAFETY: a valid path; unlinked at once, the descriptor keeps it.
+    // SAFETY: a valid path, a new file.
     let fd = unsafe {
         libc::open(
             c.as_ptr(),
@@ -34,18 +49,18 @@ pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
             std::io::Error::last_os_error()
         )));
     }
-    unsafe { libc::unlink(c.as_ptr()) };
     let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251 + 1) as u8).collect();
     let mut left = size;
     while left > 0 {
         let k = left.min(chunk.len());
         if let Err(e) = sys::write_all(fd, &chunk[..k]) {
             sys::close(fd);
+            unsafe { libc::unlink(c.as_ptr()) };
             return Err(BenchError(format!("write {}: {e}", path.display())));
         }
         left -= k;
     }
-    Ok(fd)
+    Ok((fd, c))
 }
 
 /// Map `len` bytes of `fd` read-only and shared. Inline: lat_mmap times it.

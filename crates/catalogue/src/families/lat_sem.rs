@@ -1,10 +1,18 @@
 //! lat_sem: latency of a round trip through a pair of System V semaphores
 //! (lmbench's lat_sem): the benchmark process posts semaphore 0 and waits on
 //! semaphore 1; its helper waits on 0 and posts 1. The set is created in
-//! setup and removed (IPC_RMID) in cleanup; a touchstone killed with SIGKILL
-//! in between would leave it behind (`ipcs -s` shows it), as System V IPC
-//! objects outlive processes.
+//! setup and removed (IPC_RMID) in cleanup. System V sets outlive their
+//! processes, so a touchstone killed with SIGKILL in between would leave it
+//! behind (`ipcs -s`): the set is therefore recorded (id and creation time)
+//! in a `*.sysv-sem` file in the scratch directory, and the next run's
+//! stale-scratch sweep (`scratch::remove_stale`) removes it. System V
+//! semaphores are kept rather than a process-shared POSIX semaphore (which
+//! would die with its processes) because semop(2) is what lmbench's
+//! lat_sem measures; a POSIX semaphore is a futex, which lat_futex covers.
 
+use std::path::PathBuf;
+
+use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use super::ipc_common::{Baton, HotPotato};
@@ -13,6 +21,7 @@ use crate::params::Point;
 
 pub struct SemBaton {
     id: libc::c_int,
+    record: Option<PathBuf>,
 }
 
 #[inline]
@@ -35,11 +44,20 @@ fn semop1(id: libc::c_int, num: u16, op: i16) -> Fallible {
 }
 
 impl Baton for SemBaton {
-    fn open(&mut self, _: &Context) -> Fallible {
+    fn open(&mut self, ctx: &Context) -> Fallible {
         // SAFETY: a private set of two semaphores, both starting at 0.
         self.id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
         if self.id < 0 {
             return Err(format!("semget: {}", std::io::Error::last_os_error()).into());
+        }
+        match record_sysv_sem(&ctx.scratch, &format!("lat_sem.{}", ctx.process), self.id) {
+            Ok(path) => self.record = Some(path),
+            Err(e) => {
+                self.close();
+                return Err(
+                    format!("record the semaphore set in the scratch directory: {e}").into(),
+                );
+            }
         }
         Ok(())
     }
@@ -62,12 +80,18 @@ impl Baton for SemBaton {
             unsafe { libc::semctl(self.id, 0, libc::IPC_RMID) };
             self.id = -1;
         }
+        if let Some(record) = self.record.take() {
+            forget_sysv_sem(&record);
+        }
     }
 }
 
 fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(SemBaton { id: -1 }),
+        HotPotato::new(SemBaton {
+            id: -1,
+            record: None,
+        }),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
