@@ -112,6 +112,7 @@ pub fn measure(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     signals::become_subreaper();
+    raise_realtime_floor();
     let scratch = ScratchDir::create().map_err(setup_err)?;
     let slots = Slots::new(n as usize, plan.repetitions as usize).map_err(setup_err)?;
     let mut up = Pipe::new().map_err(setup_err)?;
@@ -160,6 +161,24 @@ pub fn measure(
     kids.sweep_groups();
     drop(scratch);
     result.map(|()| collect(&slots, n))
+}
+
+/// A parent at the lowest real-time priority has no level below it for
+/// its children; lift it one level (where permitted) so they can have one.
+fn raise_realtime_floor() {
+    // SAFETY: plain scheduler queries and a best-effort change of our own
+    // priority; failure (no permission) leaves things as they were.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let mut param: libc::sched_param = std::mem::zeroed();
+            libc::sched_getparam(0, &mut param);
+            if param.sched_priority <= libc::sched_get_priority_min(policy) {
+                param.sched_priority += 1;
+                libc::sched_setparam(0, &param);
+            }
+        }
+    }
 }
 
 struct Kids {
@@ -532,6 +551,20 @@ fn child_main(
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if libc::getppid() != parent {
             libc::_exit(1);
+        }
+        // Under a real-time policy (`chrt -f`), run one level below the
+        // parent: children spin at their priority, and with as many
+        // children as CPUs a parent of equal priority would never run again
+        // to broadcast the barriers (a livelock). The parent only wakes
+        // briefly, every 50 ms at most. Round-robin, so that more children
+        // than CPUs time-share as they would under the normal policy.
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let mut param: libc::sched_param = std::mem::zeroed();
+            libc::sched_getparam(0, &mut param);
+            param.sched_priority =
+                (param.sched_priority - 1).max(libc::sched_get_priority_min(libc::SCHED_RR));
+            libc::sched_setscheduler(0, libc::SCHED_RR, &param);
         }
         // Ctrl-C is the parent's to handle; the child dies when told to.
         libc::signal(libc::SIGINT, libc::SIG_DFL);
