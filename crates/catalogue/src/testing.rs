@@ -64,3 +64,20 @@ pub fn assert_sane(m: &Measurement) {
     );
     assert!(!m.samples.is_empty(), "{}: no samples", m.name);
 }
+
+/// Every case of `spec` measures with one process, in `unit`.
+pub fn assert_measures(spec: &str, unit: touchstone_results::Unit) -> Vec<Measurement> {
+    let ms = measure_spec(spec, &tiny_plan(1), Mode::default()).unwrap();
+    for m in &ms {
+        assert_sane(m);
+        assert_eq!(m.unit, unit, "{}", m.name);
+    }
+    ms
+}
+
+/// The first case of `spec` runs under three processes.
+pub fn assert_runs_in_parallel(spec: &str, mode: Mode) {
+    let ms = measure_spec(spec, &tiny_plan(3), mode).unwrap();
+    assert_eq!(ms[0].per_process.len(), 3, "{}", ms[0].name);
+    assert_sane(&ms[0]);
+}

@@ -33,31 +33,8 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
     #[test]
-    fn measures_with_cpu_per_mb() {
-        for m in measure_spec("bw_pipe/size:1k,64k", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, touchstone_results::Unit::MBps);
-            for k in ["cpu_s_per_mb_sender", "cpu_s_per_mb_receiver"] {
-                let v = m.extra[k];
-                assert!(v.is_finite() && v > 0.0, "{k} = {v}");
-            }
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("bw_pipe/size:64k", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-
-    #[test]
-    fn oversized_messages_are_refused() {
-        let e = measure_spec("bw_pipe/size:8m", &tiny_plan(1), Mode::default()).unwrap_err();
-        assert!(e.contains("out of range"), "{e}");
+    fn measures_in_parallel_with_cpu_per_mb_and_refuses_oversized_messages() {
+        super::super::ipc_common::check_stream_family("bw_pipe");
     }
 }

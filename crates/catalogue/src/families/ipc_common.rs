@@ -712,6 +712,27 @@ pub const BW_SIZE: Param = Param {
     positional: false,
 };
 
+/// What every stream-bandwidth family (bw_pipe, bw_unix, bw_tcp) owes:
+/// MB/s with CPU seconds per MB at both ends, three processes at once, and
+/// a clear refusal of messages over the limit.
+#[cfg(test)]
+pub(crate) fn check_stream_family(name: &str) {
+    use crate::testing::{assert_measures, assert_runs_in_parallel, measure_spec, tiny_plan};
+    use crate::Mode;
+    for m in assert_measures(
+        &format!("{name}/size:1k,64k"),
+        touchstone_results::Unit::MBps,
+    ) {
+        for k in ["cpu_s_per_mb_sender", "cpu_s_per_mb_receiver"] {
+            let v = m.extra[k];
+            assert!(v.is_finite() && v > 0.0, "{}: {k} = {v}", m.name);
+        }
+    }
+    assert_runs_in_parallel(&format!("{name}/size:64k"), Mode::default());
+    let e = measure_spec(&format!("{name}/size:8m"), &tiny_plan(1), Mode::default()).unwrap_err();
+    assert!(e.contains("out of range"), "{e}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

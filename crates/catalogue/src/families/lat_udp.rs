@@ -32,21 +32,16 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_measures, assert_runs_in_parallel};
     use crate::Mode;
 
     #[test]
     fn measures() {
-        for m in measure_spec("lat_udp", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, touchstone_results::Unit::Ns);
-        }
+        assert_measures("lat_udp", touchstone_results::Unit::Ns);
     }
 
     #[test]
     fn runs_in_parallel() {
-        let ms = measure_spec("lat_udp", &tiny_plan(3), Mode { quick: true }).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
+        assert_runs_in_parallel("lat_udp", Mode { quick: true });
     }
 }
