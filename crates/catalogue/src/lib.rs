@@ -7,6 +7,7 @@ pub mod families;
 pub mod family;
 
 pub mod params;
+pub mod placement;
 pub mod select;
 pub mod sys;
 pub mod testing;

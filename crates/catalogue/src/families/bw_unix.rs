@@ -10,11 +10,12 @@ use touchstone_harness::Shape;
 use super::ipc_common::{Channel, Stream, BW_SIZE};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let size = p.num("size");
     Ok(Built::new(
-        Stream::new(Channel::Unix, size as usize),
+        Stream::new(Channel::Unix, size as usize).placed(p),
         Shape::bandwidth(size as f64).with_switches_by_design(),
     ))
 }
@@ -23,7 +24,7 @@ pub const FAMILY: Family = Family {
     name: "bw_unix",
     group: "comm_bw",
     summary: "AF_UNIX stream socket bandwidth between two processes, by message size",
-    params: &[BW_SIZE],
+    params: &[BW_SIZE, placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

@@ -14,6 +14,8 @@ use std::path::Path;
 
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible};
 
+use crate::params::Point;
+use crate::placement::Placement;
 use crate::sys::{self, Pid};
 
 fn check(r: libc::c_int, what: &str) -> Fallible<libc::c_int> {
@@ -273,11 +275,21 @@ pub trait Baton: Send {
 pub struct HotPotato<B: Baton> {
     pub baton: B,
     helper: Pid,
+    place: Placement,
 }
 
 impl<B: Baton> HotPotato<B> {
     pub fn new(baton: B) -> Self {
-        HotPotato { baton, helper: -1 }
+        HotPotato {
+            baton,
+            helper: -1,
+            place: Placement::Free,
+        }
+    }
+    /// Run the two processes where the case's `cpus` parameter says.
+    pub fn placed(mut self, p: &Point) -> Self {
+        self.place = Placement::of(p);
+        self
     }
 }
 
@@ -304,12 +316,14 @@ impl<B: Baton> Benchmark for HotPotato<B> {
 
 impl<B: Baton> HotPotato<B> {
     fn start(&mut self, ctx: &Context) -> Fallible {
+        let pins = self.place.plan(ctx, 2)?;
+        pins.apply(0)?;
         self.baton.open(ctx)?;
         let (ready_r, ready_w) = sys::pipe()?;
         let baton = &mut self.baton;
         let pid = sys::fork_helper(|| {
             sys::close(ready_r);
-            if baton.helper_side().is_err() {
+            if pins.apply(1).is_err() || baton.helper_side().is_err() {
                 return 2;
             }
             if sys::write_all(ready_w, b"r").is_err() {
@@ -516,6 +530,7 @@ pub struct Stream {
     cmd: RawFd,
     reply: RawFd,
     helper: Pid,
+    place: Placement,
     // receiver's CPU seconds and bytes over all intervals
     cpu_mark: f64,
     cpu_s: f64,
@@ -532,10 +547,16 @@ impl Stream {
             cmd: -1,
             reply: -1,
             helper: -1,
+            place: Placement::Free,
             cpu_mark: 0.0,
             cpu_s: 0.0,
             bytes: 0.0,
         }
+    }
+    /// Run sender and receiver where the case's `cpus` parameter says.
+    pub fn placed(mut self, p: &Point) -> Self {
+        self.place = Placement::of(p);
+        self
     }
 }
 
@@ -571,9 +592,9 @@ fn sender(data: RawFd, cmd: RawFd, reply: RawFd, size: usize) -> i32 {
 }
 
 impl Benchmark for Stream {
-    fn setup(&mut self, _ctx: &Context) -> Fallible {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
         // The harness does not call cleanup when setup fails: undo here.
-        self.start().inspect_err(|_| self.cleanup())
+        self.start(ctx).inspect_err(|_| self.cleanup())
     }
 
     fn prepare(&mut self, _n: u64) -> Fallible {
@@ -646,7 +667,9 @@ impl Benchmark for Stream {
 }
 
 impl Stream {
-    fn start(&mut self) -> Fallible {
+    fn start(&mut self, ctx: &Context) -> Fallible {
+        let pins = self.place.plan(ctx, 2)?;
+        pins.apply(0)?;
         self.buf = vec![0u8; self.size];
         let (recv, send) = match self.channel {
             Channel::Pipe => sys::pipe()?,
@@ -660,6 +683,9 @@ impl Stream {
         let pid = sys::fork_helper(|| {
             for fd in [recv, cmd_w, rep_r] {
                 sys::close(fd);
+            }
+            if pins.apply(1).is_err() {
+                return 2;
             }
             sender(send, cmd_r, rep_w, size)
         });

@@ -14,6 +14,7 @@ use super::ipc_common::{
 };
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 use crate::sys;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -147,9 +148,9 @@ impl Baton for ConnectBaton {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(ConnectBaton::new(Domain::Tcp)),
+        HotPotato::new(ConnectBaton::new(Domain::Tcp)).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -158,7 +159,7 @@ pub const FAMILY: Family = Family {
     name: "lat_connect",
     group: "comm_lat",
     summary: "TCP connection set-up and close on 127.0.0.1 (socket, connect, close)",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::No(
         "every connection leaves a socket in TIME_WAIT for 60 s; several processes \
          connecting for a second each would exhaust ephemeral ports and measure that instead",

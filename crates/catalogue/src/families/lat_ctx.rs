@@ -12,6 +12,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::placement::{self, Placement};
 use crate::sys::{self, Pid};
 
 /// A private working set, written once after the fork so that its pages
@@ -50,13 +51,16 @@ pub struct LatCtx {
     inp: RawFd,
     helpers: Vec<Pid>,
     ws: WorkingSet,
+    place: Placement,
 }
 
 impl Benchmark for LatCtx {
     /// Build the ring: pipe i carries the token from member i to member
     /// i+1; member 0 is this process. Each helper keeps only its own two
     /// ends and leaves when its input reaches end-of-file.
-    fn setup(&mut self, _: &Context) -> Fallible {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        let pins = self.place.plan(ctx, self.procs)?;
+        pins.apply(0)?;
         let mut pipes = Vec::with_capacity(self.procs);
         for _ in 0..self.procs {
             pipes.push(sys::pipe()?);
@@ -78,12 +82,19 @@ impl Benchmark for LatCtx {
                 while pass(inp, out, &ws).is_ok() {}
                 0
             });
-            match pid {
-                Ok(pid) => self.helpers.push(pid),
+            // Pinned by the parent, so the ring is placed when setup returns.
+            match pid.and_then(|pid| {
+                self.helpers.push(pid);
+                pins.apply_to(pid, member).map(|_| pid)
+            }) {
+                Ok(_) => {}
                 Err(e) => {
                     for (r, w) in pipes {
                         sys::close(r);
                         sys::close(w);
+                    }
+                    for pid in self.helpers.drain(..) {
+                        sys::kill_and_reap(pid);
                     }
                     return Err(e.into());
                 }
@@ -134,10 +145,14 @@ pub struct CtxOverhead {
     size: usize,
     fds: (RawFd, RawFd),
     ws: WorkingSet,
+    place: Placement,
 }
 
 impl Benchmark for CtxOverhead {
-    fn setup(&mut self, _: &Context) -> Fallible {
+    /// On the CPU the ring's first member uses, so that what is subtracted
+    /// was measured where the ring's own passes run.
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        self.place.plan(ctx, self.procs)?.apply(0)?;
         self.fds = sys::pipe()?;
         self.ws = WorkingSet::new(self.size, 0);
         Ok(())
@@ -175,12 +190,14 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         inp: -1,
         helpers: Vec::new(),
         ws: WorkingSet(Vec::new()),
+        place: Placement::of(p),
     };
     let base = CtxOverhead {
         procs,
         size,
         fds: (-1, -1),
         ws: WorkingSet(Vec::new()),
+        place: Placement::of(p),
     };
     Ok(Built::new(
         bench,
@@ -213,6 +230,7 @@ pub const FAMILY: Family = Family {
             quick: &[],
             positional: false,
         },
+        placement::PARAM,
     ],
     parallel: Parallel::Allowed,
     default_suite: true,
@@ -229,12 +247,12 @@ mod tests {
     #[test]
     fn subtraction_is_never_negative() {
         let ms = measure_spec(
-            "lat_ctx/procs:2,4/size:0,16k",
+            "lat_ctx/procs:2,4/size:0,16k/cpus:same,spread",
             &tiny_plan(1),
             Mode::default(),
         )
         .unwrap();
-        assert_eq!(ms.len(), 4);
+        assert_eq!(ms.len(), 8);
         for m in &ms {
             assert!(m.baseline.is_some(), "{}: no baseline", m.name);
             assert!(m.samples.iter().all(|&x| x >= 0.0 && x.is_finite()));
@@ -258,6 +276,7 @@ mod tests {
             inp: -1,
             helpers: Vec::new(),
             ws: super::WorkingSet(Vec::new()),
+            place: super::Placement::Free,
         };
         let ctx = Context {
             process: 0,
@@ -289,5 +308,66 @@ mod tests {
         let ms = measure_spec("lat_ctx/procs:3/size:4k", &tiny_plan(3), Mode::default()).unwrap();
         assert_eq!(ms[0].per_process.len(), 3);
         assert!(ms[0].value() >= 0.0);
+    }
+
+    /// `cpus:spread` puts ring members on distinct CPUs (wrapping round),
+    /// `cpus:same` all on one; checked on the live helpers' affinity masks,
+    /// in a forked process so the test runner's threads stay unpinned.
+    #[test]
+    fn ring_members_are_placed() {
+        use crate::placement::{usable_cpus, Placement};
+        use touchstone_harness::{Benchmark, Context};
+        let cpus = usable_cpus().unwrap();
+        for place in [Placement::Same, Placement::Spread] {
+            let cpus = cpus.clone();
+            let pid = crate::sys::fork_helper(move || {
+                let mut b = super::LatCtx {
+                    procs: 3,
+                    size: 0,
+                    out: -1,
+                    inp: -1,
+                    helpers: Vec::new(),
+                    ws: super::WorkingSet(Vec::new()),
+                    place,
+                };
+                let ctx = Context {
+                    process: 0,
+                    parallel: 1,
+                    scratch: std::env::temp_dir(),
+                };
+                if b.setup(&ctx).is_err() {
+                    return 2;
+                }
+                let mut pids = vec![0];
+                pids.extend(b.helpers.iter().copied());
+                let ok = pids.iter().enumerate().all(|(k, &pid)| {
+                    let want = match place {
+                        Placement::Same => cpus[0],
+                        _ => cpus[k % cpus.len()],
+                    };
+                    // SAFETY: a zeroed set filled by the kernel.
+                    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+                    let r = unsafe {
+                        libc::sched_getaffinity(
+                            pid,
+                            std::mem::size_of::<libc::cpu_set_t>(),
+                            &mut set,
+                        )
+                    };
+                    r == 0
+                        && (0..libc::CPU_SETSIZE as usize)
+                            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                            .eq([want])
+                });
+                b.cleanup();
+                if ok {
+                    0
+                } else {
+                    3
+                }
+            })
+            .unwrap();
+            assert_eq!(crate::sys::reap(pid).unwrap(), 0, "{place:?}");
+        }
     }
 }

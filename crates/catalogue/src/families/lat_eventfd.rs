@@ -10,6 +10,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 use crate::sys;
 
 pub struct EventfdBaton {
@@ -61,12 +62,13 @@ impl Baton for EventfdBaton {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(EventfdBaton {
             there: -1,
             back: -1,
-        }),
+        })
+        .placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -75,7 +77,7 @@ pub const FAMILY: Family = Family {
     name: "lat_eventfd",
     group: "comm_lat",
     summary: "eventfd round trip (write one counter, read the other) between two processes",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

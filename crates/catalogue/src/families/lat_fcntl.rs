@@ -14,6 +14,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use super::ipc_common::{cstring, Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 use crate::sys;
 
 pub struct FcntlBaton {
@@ -106,9 +107,9 @@ impl Baton for FcntlBaton {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(FcntlBaton { fd: -1, round: 0 }),
+        HotPotato::new(FcntlBaton { fd: -1, round: 0 }).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -117,7 +118,7 @@ pub const FAMILY: Family = Family {
     name: "lat_fcntl",
     group: "comm_lat",
     summary: "fcntl record-lock round trip (two lock hand-offs) between two processes",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

@@ -9,10 +9,11 @@ use touchstone_harness::Shape;
 use super::ipc_common::{Channel, FdBaton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Fifo, 1)),
+        HotPotato::new(FdBaton::new(Channel::Fifo, 1)).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -21,7 +22,7 @@ pub const FAMILY: Family = Family {
     name: "lat_fifo",
     group: "comm_lat",
     summary: "named pipe (FIFO) round trip of 1 byte between two processes",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

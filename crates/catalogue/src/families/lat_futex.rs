@@ -11,6 +11,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
 const PARENT: u32 = 0;
 const HELPER: u32 = 1;
@@ -115,11 +116,12 @@ impl Baton for FutexBaton {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(FutexBaton {
             word: std::ptr::null_mut(),
-        }),
+        })
+        .placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -128,7 +130,7 @@ pub const FAMILY: Family = Family {
     name: "lat_futex",
     group: "comm_lat",
     summary: "futex round trip (wake/wait on a shared word) between two processes",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

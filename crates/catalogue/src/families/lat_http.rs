@@ -13,6 +13,7 @@ use super::ipc_common::{
 };
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::placement;
 use crate::sys;
 
 const REQUEST: &[u8] = b"GET /doc HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
@@ -123,7 +124,8 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             port: 0,
             response: response(p.num("size") as usize),
             buf: Vec::new(),
-        }),
+        })
+        .placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -132,17 +134,20 @@ pub const FAMILY: Family = Family {
     name: "lat_http",
     group: "comm_lat",
     summary: "HTTP/1.0 GET of a small document from a local server (connection per request)",
-    params: &[Param {
-        name: "size",
-        help: "document size in bytes",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 20,
+    params: &[
+        Param {
+            name: "size",
+            help: "document size in bytes",
+            kind: Kind::Size {
+                min: 0,
+                max: 1 << 20,
+            },
+            default: &["1k"],
+            quick: &[],
+            positional: false,
         },
-        default: &["1k"],
-        quick: &[],
-        positional: false,
-    }],
+        placement::PARAM,
+    ],
     parallel: Parallel::No(
         "a connection per request leaves a socket in TIME_WAIT for 60 s; several processes \
          fetching for a second each would exhaust ephemeral ports and measure that instead",

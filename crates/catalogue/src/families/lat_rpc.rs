@@ -13,6 +13,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use super::ipc_common::{set_recv_timeout, tcp_pair, udp_pair, Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::placement;
 use crate::sys;
 
 pub const PROG: u32 = 0x2000_7473;
@@ -218,7 +219,8 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             server: -1,
             call: [0; 4 + CALL_LEN],
             reply: [0; 4 + REPLY_LEN],
-        }),
+        })
+        .placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -227,14 +229,17 @@ pub const FAMILY: Family = Family {
     name: "lat_rpc",
     group: "comm_lat",
     summary: "ONC RPC null-procedure call round trip over UDP or TCP on 127.0.0.1",
-    params: &[Param {
-        name: "proto",
-        help: "transport",
-        kind: Kind::Choice(&["udp", "tcp"]),
-        default: &["udp", "tcp"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[
+        Param {
+            name: "proto",
+            help: "transport",
+            kind: Kind::Choice(&["udp", "tcp"]),
+            default: &["udp", "tcp"],
+            quick: &[],
+            positional: true,
+        },
+        placement::PARAM,
+    ],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

@@ -18,6 +18,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
 pub struct SemBaton {
     id: libc::c_int,
@@ -86,12 +87,13 @@ impl Baton for SemBaton {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
         HotPotato::new(SemBaton {
             id: -1,
             record: None,
-        }),
+        })
+        .placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -100,7 +102,7 @@ pub const FAMILY: Family = Family {
     name: "lat_sem",
     group: "comm_lat",
     summary: "System V semaphore round trip (post/wait pair) between two processes",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

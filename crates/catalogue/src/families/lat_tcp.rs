@@ -10,10 +10,11 @@ use touchstone_harness::Shape;
 use super::ipc_common::{Channel, FdBaton, HotPotato, MSG_SIZE};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Tcp, p.num("size") as usize)),
+        HotPotato::new(FdBaton::new(Channel::Tcp, p.num("size") as usize)).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -22,7 +23,7 @@ pub const FAMILY: Family = Family {
     name: "lat_tcp",
     group: "comm_lat",
     summary: "TCP round trip over 127.0.0.1 (Nagle off) between two processes",
-    params: &[MSG_SIZE],
+    params: &[MSG_SIZE, placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

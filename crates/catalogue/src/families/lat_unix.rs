@@ -9,10 +9,11 @@ use touchstone_harness::Shape;
 use super::ipc_common::{Channel, FdBaton, HotPotato, MSG_SIZE};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Unix, p.num("size") as usize)),
+        HotPotato::new(FdBaton::new(Channel::Unix, p.num("size") as usize)).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -21,7 +22,7 @@ pub const FAMILY: Family = Family {
     name: "lat_unix",
     group: "comm_lat",
     summary: "AF_UNIX stream socket round trip between two processes",
-    params: &[MSG_SIZE],
+    params: &[MSG_SIZE, placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

@@ -10,10 +10,11 @@ use super::ipc_common::HotPotato;
 use super::lat_connect::{ConnectBaton, Domain};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
+use crate::placement;
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(
-        HotPotato::new(ConnectBaton::new(Domain::Unix)),
+        HotPotato::new(ConnectBaton::new(Domain::Unix)).placed(p),
         Shape::latency(1.0).with_switches_by_design(),
     ))
 }
@@ -22,7 +23,7 @@ pub const FAMILY: Family = Family {
     name: "lat_unix_connect",
     group: "comm_lat",
     summary: "AF_UNIX stream connection set-up and close (socket, connect, close)",
-    params: &[],
+    params: &[placement::PARAM],
     parallel: Parallel::Allowed,
     default_suite: true,
     unsupported: always_supported,

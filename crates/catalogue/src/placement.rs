@@ -1,0 +1,206 @@
+//! Where the processes of one benchmark instance run (lmbench3's
+//! LMBENCH_SCHED). A ping-pong or a token ring between processes measures
+//! two different things depending on placement: on one CPU, the cost of a
+//! context switch; on two CPUs, the cost of waking another CPU (an IPI, and
+//! on a virtual machine often a halted vCPU's exit to the host, ten times
+//! the switch). Left to the scheduler, the pair lands one way or the other
+//! from run to run and the figure becomes a mixture of the two, so the
+//! families that pass messages take a `cpus` parameter and pin:
+//!
+//! - `same`: every process of an instance on one CPU (instance i on the
+//!   i-th usable CPU, wrapping round), what lmbench calls SINGLE/BALANCED;
+//! - `spread`: each process on its own CPU (instance i's member k on usable
+//!   CPU i·members + k, wrapping round when there are fewer CPUs), UNIQUE;
+//! - `free`: no pinning; the scheduler decides, as a plain program would.
+//!
+//! The CPUs are chosen from the affinity mask the benchmark process starts
+//! with, so `taskset` and cgroup cpusets are respected.
+
+use std::io;
+
+use touchstone_harness::Context;
+
+use crate::params::{Kind, Param, Point};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    Same,
+    Spread,
+    Free,
+}
+
+/// The `cpus` parameter every message-passing family takes.
+pub const PARAM: Param = Param {
+    name: "cpus",
+    help: "placement of the communicating processes: same (all on one CPU: the switch itself), spread (each on its own CPU: cross-CPU wake-up), free (the scheduler decides)",
+    kind: Kind::Choice(&["same", "spread", "free"]),
+    default: &["same", "spread"],
+    quick: &["same"],
+    positional: false,
+};
+
+impl Placement {
+    pub fn parse(s: &str) -> Result<Placement, String> {
+        match s {
+            "same" => Ok(Placement::Same),
+            "spread" => Ok(Placement::Spread),
+            "free" => Ok(Placement::Free),
+            o => Err(format!("unknown placement {o} (same, spread or free)")),
+        }
+    }
+
+    /// The placement a case asked for (`free` when the family has no
+    /// `cpus` parameter).
+    pub fn of(p: &Point) -> Placement {
+        if p.0.iter().any(|(n, _)| *n == PARAM.name) {
+            Placement::parse(p.text(PARAM.name)).unwrap_or(Placement::Free)
+        } else {
+            Placement::Free
+        }
+    }
+
+    /// The CPU of each of `members` processes of this instance. Call in the
+    /// benchmark process before it pins itself or forks anything.
+    pub fn plan(self, ctx: &Context, members: usize) -> io::Result<Pins> {
+        if self == Placement::Free {
+            return Ok(Pins(Vec::new()));
+        }
+        let cpus = usable_cpus()?;
+        let i = ctx.process as usize;
+        Ok(Pins(
+            (0..members)
+                .map(|k| match self {
+                    Placement::Same => cpus[i % cpus.len()],
+                    _ => cpus[(i * members + k) % cpus.len()],
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// A placement plan: the CPU of each member (empty: do not pin).
+#[derive(Clone, Debug, Default)]
+pub struct Pins(Vec<usize>);
+
+impl Pins {
+    /// Pin the calling process (or thread) as member `rank`; a no-op for
+    /// `free`. Members past the plan's end wrap round it.
+    pub fn apply(&self, rank: usize) -> io::Result<()> {
+        self.apply_to(0, rank)
+    }
+
+    /// Pin process `pid` (0: the caller) as member `rank`: lets a parent
+    /// place a helper it has just forked before anything waits on it.
+    pub fn apply_to(&self, pid: libc::pid_t, rank: usize) -> io::Result<()> {
+        match self.cpu(rank) {
+            Some(cpu) => pin_to(pid, cpu),
+            None => Ok(()),
+        }
+    }
+
+    pub fn cpu(&self, rank: usize) -> Option<usize> {
+        (!self.0.is_empty()).then(|| self.0[rank % self.0.len()])
+    }
+}
+
+/// The CPUs this process may run on, in ascending order.
+pub fn usable_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    if cpus.is_empty() {
+        return Err(io::Error::other("the affinity mask is empty"));
+    }
+    Ok(cpus)
+}
+
+/// Pin a process (0: the calling thread) to one CPU.
+fn pin_to(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t with one valid bit set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::other(format!(
+                "cannot pin to CPU {cpu}: {}",
+                io::Error::last_os_error()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The CPU the calling thread is running on now.
+pub fn current_cpu() -> usize {
+    // SAFETY: no arguments; returns -1 only on error.
+    unsafe { libc::sched_getcpu().max(0) as usize }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn ctx(process: u32) -> Context {
+        Context {
+            process,
+            parallel: 4,
+            scratch: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn plans_follow_the_usable_cpus() {
+        let cpus = usable_cpus().unwrap();
+        let n = cpus.len();
+        for i in 0..4u32 {
+            let same = Placement::Same.plan(&ctx(i), 3).unwrap();
+            let want = cpus[i as usize % n];
+            assert!((0..3).all(|k| same.cpu(k) == Some(want)));
+            let spread = Placement::Spread.plan(&ctx(i), 3).unwrap();
+            for k in 0..3 {
+                assert_eq!(spread.cpu(k), Some(cpus[(i as usize * 3 + k) % n]));
+            }
+            if n > 1 {
+                assert_ne!(spread.cpu(0), spread.cpu(1), "spread members share a CPU");
+            }
+        }
+        assert_eq!(Placement::Free.plan(&ctx(0), 2).unwrap().cpu(0), None);
+    }
+
+    /// Pinning takes effect, in a forked process so the test runner's own
+    /// threads keep their affinity.
+    #[test]
+    fn apply_pins_the_caller() {
+        let cpus = usable_cpus().unwrap();
+        let last = *cpus.last().unwrap();
+        let pins = Pins(vec![last]);
+        let pid = crate::sys::fork_helper(move || {
+            if pins.apply(0).is_err() {
+                return 2;
+            }
+            let ok = usable_cpus().map(|c| c == [last]).unwrap_or(false) && current_cpu() == last;
+            if ok {
+                0
+            } else {
+                3
+            }
+        })
+        .unwrap();
+        assert_eq!(crate::sys::reap(pid).unwrap(), 0);
+    }
+
+    #[test]
+    fn parse_names_the_bad_value() {
+        assert!(Placement::parse("elsewhere")
+            .unwrap_err()
+            .contains("elsewhere"));
+        assert_eq!(Placement::parse("spread"), Ok(Placement::Spread));
+    }
+}
