@@ -61,6 +61,19 @@ pub struct Family {
     pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
 }
 
+impl Family {
+    /// Build one case: the family's `build`, then what every family's case
+    /// owes its `cpus` placement (see `placement::settle`). Call this, not
+    /// `build`, to get a case ready to measure.
+    pub fn make(&self, p: &Point, mode: Mode) -> Result<Built, String> {
+        let mut built = (self.build)(p, mode)?;
+        if let Some(place) = crate::placement::Placement::asked(p) {
+            built.shape = place.settle(built.shape);
+        }
+        Ok(built)
+    }
+}
+
 /// For families that run everywhere.
 pub fn always_supported() -> Option<String> {
     None

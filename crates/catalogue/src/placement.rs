@@ -18,7 +18,7 @@
 
 use std::io;
 
-use touchstone_harness::Context;
+use touchstone_harness::{Context, Shape};
 
 use crate::params::{Kind, Param, Point};
 
@@ -28,6 +28,9 @@ pub enum Placement {
     Spread,
     Free,
 }
+
+/// The warm-up `settle` asks for when processes may be on different CPUs.
+pub const SETTLE_NS: u64 = 200_000_000;
 
 /// The `cpus` parameter every message-passing family takes.
 pub const PARAM: Param = Param {
@@ -49,13 +52,30 @@ impl Placement {
         }
     }
 
+    /// The placement a case asked for, if its family has a `cpus` parameter.
+    pub fn asked(p: &Point) -> Option<Placement> {
+        p.0.iter()
+            .any(|(n, _)| *n == PARAM.name)
+            .then(|| Placement::parse(p.text(PARAM.name)).ok())
+            .flatten()
+    }
+
     /// The placement a case asked for (`free` when the family has no
-    /// `cpus` parameter).
+    /// `cpus` parameter: nothing is pinned).
     pub fn of(p: &Point) -> Placement {
-        if p.0.iter().any(|(n, _)| *n == PARAM.name) {
-            Placement::parse(p.text(PARAM.name)).unwrap_or(Placement::Free)
-        } else {
-            Placement::Free
+        Placement::asked(p).unwrap_or(Placement::Free)
+    }
+
+    /// What the harness must do for this placement: a cross-CPU (or
+    /// unpinned) exchange wakes a CPU that has just gone idle, and on a
+    /// virtual machine what that costs settles only after the host's
+    /// idle-polling has adapted to the rhythm of the exchange (measured
+    /// here: the first 50-100 ms of a cross-CPU pipe ping-pong read up to 3x
+    /// slow), so those cases get a longer warm-up.
+    pub fn settle(self, shape: Shape) -> Shape {
+        match self {
+            Placement::Same => shape,
+            _ => shape.with_warmup_ns(shape.warmup_ns.max(SETTLE_NS)),
         }
     }
 

@@ -322,7 +322,7 @@ mod tests {
         for f in FAMILIES {
             for quick in [false, true] {
                 for c in expand(f, "", Mode { quick }).unwrap() {
-                    (f.build)(&c.point, Mode { quick })
+                    f.make(&c.point, Mode { quick })
                         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
                     if !quick {
                         assert!(names.insert(c.name.clone()), "duplicate {}", c.name);

@@ -24,7 +24,7 @@ pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measureme
     let sel = select(&[spec.to_string()], mode, plan.parallel).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for c in sel.cases {
-        let mut built = (c.family.build)(&c.point, mode)?;
+        let mut built = c.family.make(&c.point, mode)?;
         let label = CaseLabel {
             name: c.name.clone(),
             benchmark: c.family.name.into(),

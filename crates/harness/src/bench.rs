@@ -116,6 +116,10 @@ pub struct Shape {
     /// the timed process, so involuntary context switches are part of the
     /// operation, not a sign of other work, and are not warned about.
     pub switches_by_design: bool,
+    /// The least warm-up this benchmark needs before its first timed
+    /// interval, whatever the plan's (e.g. cross-CPU wake-ups on a virtual
+    /// machine, whose cost settles only after the host has adapted).
+    pub warmup_ns: u64,
 }
 
 impl Shape {
@@ -128,6 +132,7 @@ impl Shape {
             statistic: Statistic::Median,
             fixed_iterations: None,
             switches_by_design: false,
+            warmup_ns: 0,
         }
     }
     /// Bandwidth of `bytes` per iteration.
@@ -139,6 +144,7 @@ impl Shape {
             statistic: Statistic::Median,
             fixed_iterations: None,
             switches_by_design: false,
+            warmup_ns: 0,
         }
     }
     /// A rate of `ops` per iteration, in `unit` after dividing ops/s by `scale`.
@@ -150,6 +156,7 @@ impl Shape {
             statistic: Statistic::Median,
             fixed_iterations: None,
             switches_by_design: false,
+            warmup_ns: 0,
         }
     }
     pub fn with_enough_ns(mut self, ns: u64) -> Shape {
@@ -163,6 +170,11 @@ impl Shape {
     /// See `switches_by_design`.
     pub fn with_switches_by_design(mut self) -> Shape {
         self.switches_by_design = true;
+        self
+    }
+    /// See `warmup_ns`.
+    pub fn with_warmup_ns(mut self, ns: u64) -> Shape {
+        self.warmup_ns = ns;
         self
     }
     pub fn with_fixed_iterations(mut self, n: u64) -> Shape {

@@ -85,7 +85,7 @@ fn measure_loop(
         if e - s < target && shape.fixed_iterations.is_none() {
             n = extrapolate(n, e - s, target).max(n);
         }
-        if e.saturating_sub(since) >= plan.warmup_ns {
+        if e.saturating_sub(since) >= plan.warmup_ns.max(shape.warmup_ns) {
             break;
         }
     }
@@ -331,6 +331,33 @@ mod tests {
             let n = triple[1].strip_prefix("run ").unwrap();
             assert_eq!(triple[0], format!("prepare {n}"));
             assert_eq!(triple[2], format!("conclude {n}"));
+        }
+    }
+
+    /// A shape's own warm-up outlasts a shorter plan warm-up: no interval
+    /// is timed before `shape.warmup_ns` of running.
+    #[test]
+    fn shape_warmup_is_honoured() {
+        for (plan_warm, shape_warm) in [(0, 50_000_000), (50_000_000, 0)] {
+            let now = Rc::new(Cell::new(0));
+            let mut b = Known {
+                now: now.clone(),
+                cost: 1000,
+                calls: Rc::default(),
+            };
+            let plan = Plan {
+                repetitions: 3,
+                target_ns: 1_000_000,
+                warmup_ns: plan_warm,
+                min_interval_ns: 1000,
+                ..Plan::default()
+            };
+            let mut link = SoloLink::default();
+            let shape = Shape::latency(1.0).with_warmup_ns(shape_warm);
+            run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+            let first = link.intervals[0].0;
+            assert!(first >= 50_000_000, "first timed interval at {first} ns");
+            assert!(first < 60_000_000, "warm-up ran on to {first} ns");
         }
     }
 
