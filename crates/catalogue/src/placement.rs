@@ -31,6 +31,9 @@ pub enum Placement {
 
 /// The warm-up `settle` asks for when processes may be on different CPUs.
 pub const SETTLE_NS: u64 = 200_000_000;
+/// The shortest interval `settle` allows when processes may be on
+/// different CPUs.
+pub const CROSS_CPU_INTERVAL_NS: u64 = 100_000_000;
 
 /// The `cpus` parameter every message-passing family takes.
 pub const PARAM: Param = Param {
@@ -68,14 +71,20 @@ impl Placement {
 
     /// What the harness must do for this placement: a cross-CPU (or
     /// unpinned) exchange wakes a CPU that has just gone idle, and on a
-    /// virtual machine what that costs settles only after the host's
-    /// idle-polling has adapted to the rhythm of the exchange (measured
-    /// here: the first 50-100 ms of a cross-CPU pipe ping-pong read up to 3x
-    /// slow), so those cases get a longer warm-up.
+    /// virtual machine what that costs settles only after the host's idle
+    /// handling has adapted to the rhythm of the exchange (measured here:
+    /// the first 50-100 ms of a cross-CPU pipe ping-pong read up to 3x slow),
+    /// so those cases get a longer warm-up; and each interval starts with a
+    /// partner that has been idle (a stream's sender waits for its next
+    /// command), so intervals are long enough to amortise that one wake-up
+    /// (bw_pipe across CPUs: 5 ms intervals read 850-980 MB/s, 100 ms ones
+    /// 1030-1100 MB/s, lmbench 1040-1160 MB/s).
     pub fn settle(self, shape: Shape) -> Shape {
         match self {
             Placement::Same => shape,
-            _ => shape.with_warmup_ns(shape.warmup_ns.max(SETTLE_NS)),
+            _ => shape
+                .with_warmup_ns(shape.warmup_ns.max(SETTLE_NS))
+                .with_enough_ns(shape.enough_ns.max(CROSS_CPU_INTERVAL_NS)),
         }
     }
 
@@ -192,6 +201,20 @@ mod tests {
             }
         }
         assert_eq!(Placement::Free.plan(&ctx(0), 2).unwrap().cpu(0), None);
+    }
+
+    #[test]
+    fn cross_cpu_cases_warm_up_and_time_longer() {
+        let base = Shape::latency(1.0);
+        assert_eq!(Placement::Same.settle(base), base);
+        for p in [Placement::Spread, Placement::Free] {
+            let s = p.settle(base);
+            assert_eq!(s.warmup_ns, SETTLE_NS);
+            assert_eq!(s.enough_ns, CROSS_CPU_INTERVAL_NS);
+            // A family's own longer demands are kept.
+            let own = p.settle(base.with_enough_ns(5 * CROSS_CPU_INTERVAL_NS));
+            assert_eq!(own.enough_ns, 5 * CROSS_CPU_INTERVAL_NS);
+        }
     }
 
     /// Pinning takes effect, in a forked process so the test runner's own

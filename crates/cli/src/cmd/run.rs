@@ -91,7 +91,8 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // Build every case once now, so bad parameter combinations fail before
     // anything runs (the real instances are built again just before use).
     for c in &selection.cases {
-        c.family.make(&c.point, mode)
+        c.family
+            .make(&c.point, mode)
             .map_err(|m| CliError::Usage(format!("{}: {m}", c.name)))?;
     }
     // Open the store before measuring: a locked or foreign database is
@@ -166,7 +167,10 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
                     .map(|(k, v)| (k.to_string(), v.text.clone()))
                     .collect(),
             };
-            let mut built = case.family.make(&case.point, mode).map_err(CliError::Usage)?;
+            let mut built = case
+                .family
+                .make(&case.point, mode)
+                .map_err(CliError::Usage)?;
             let baseline = built
                 .baseline
                 .as_mut()
