@@ -323,7 +323,7 @@ impl<B: Baton> HotPotato<B> {
         let baton = &mut self.baton;
         let pid = sys::fork_helper(|| {
             sys::close(ready_r);
-            if pins.apply(1).is_err() || baton.helper_side().is_err() {
+            if baton.helper_side().is_err() {
                 return 2;
             }
             if sys::write_all(ready_w, b"r").is_err() {
@@ -342,6 +342,8 @@ impl<B: Baton> HotPotato<B> {
             }
         };
         self.helper = pid;
+        // Placed by this side, as lat_ctx places its ring: done when setup returns.
+        pins.apply_to(pid, 1)?;
         let mut b = [0u8; 1];
         let r = sys::read_exact(ready_r, &mut b);
         sys::close(ready_r);
@@ -684,9 +686,6 @@ impl Stream {
             for fd in [recv, cmd_w, rep_r] {
                 sys::close(fd);
             }
-            if pins.apply(1).is_err() {
-                return 2;
-            }
             sender(send, cmd_r, rep_w, size)
         });
         for fd in [send, cmd_r, rep_w] {
@@ -694,6 +693,7 @@ impl Stream {
         }
         (self.data, self.cmd, self.reply) = (recv, cmd_w, rep_r);
         self.helper = pid?;
+        pins.apply_to(self.helper, 1)?;
         Ok(())
     }
 }
