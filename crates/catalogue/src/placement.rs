@@ -21,6 +21,7 @@ use std::io;
 use touchstone_harness::{Context, Shape};
 
 use crate::params::{Kind, Param, Point};
+use crate::sys::{self, Pid};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -88,6 +89,15 @@ impl Placement {
         }
     }
 
+    /// Plan the placement of `members` processes and pin the calling
+    /// (benchmark) process as member 0; the plan then places the helpers
+    /// (`Pins::fork_helper`). Call before forking anything.
+    pub fn pin(self, ctx: &Context, members: usize) -> io::Result<Pins> {
+        let pins = self.plan(ctx, members)?;
+        pins.apply(0)?;
+        Ok(pins)
+    }
+
     /// The CPU of each of `members` processes of this instance. Call in the
     /// benchmark process before it pins itself or forks anything.
     pub fn plan(self, ctx: &Context, members: usize) -> io::Result<Pins> {
@@ -120,11 +130,23 @@ impl Pins {
 
     /// Pin process `pid` (0: the caller) as member `rank`: lets a parent
     /// place a helper it has just forked before anything waits on it.
-    pub fn apply_to(&self, pid: libc::pid_t, rank: usize) -> io::Result<()> {
+    fn apply_to(&self, pid: libc::pid_t, rank: usize) -> io::Result<()> {
         match self.cpu(rank) {
             Some(cpu) => pin_to(pid, cpu),
             None => Ok(()),
         }
+    }
+
+    /// Fork a helper (`sys::fork_helper`) and pin it as member `rank` from
+    /// this side, so it is placed when this returns; a helper that cannot be
+    /// placed is killed and reaped.
+    pub fn fork_helper(&self, rank: usize, body: impl FnOnce() -> i32) -> io::Result<Pid> {
+        let pid = sys::fork_helper(body)?;
+        if let Err(e) = self.apply_to(pid, rank) {
+            sys::kill_and_reap(pid);
+            return Err(e);
+        }
+        Ok(pid)
     }
 
     pub fn cpu(&self, rank: usize) -> Option<usize> {

@@ -316,12 +316,11 @@ impl<B: Baton> Benchmark for HotPotato<B> {
 
 impl<B: Baton> HotPotato<B> {
     fn start(&mut self, ctx: &Context) -> Fallible {
-        let pins = self.place.plan(ctx, 2)?;
-        pins.apply(0)?;
+        let pins = self.place.pin(ctx, 2)?;
         self.baton.open(ctx)?;
         let (ready_r, ready_w) = sys::pipe()?;
         let baton = &mut self.baton;
-        let pid = sys::fork_helper(|| {
+        let pid = pins.fork_helper(1, || {
             sys::close(ready_r);
             if baton.helper_side().is_err() {
                 return 2;
@@ -342,8 +341,6 @@ impl<B: Baton> HotPotato<B> {
             }
         };
         self.helper = pid;
-        // Placed by this side, as lat_ctx places its ring: done when setup returns.
-        pins.apply_to(pid, 1)?;
         let mut b = [0u8; 1];
         let r = sys::read_exact(ready_r, &mut b);
         sys::close(ready_r);
@@ -670,8 +667,7 @@ impl Benchmark for Stream {
 
 impl Stream {
     fn start(&mut self, ctx: &Context) -> Fallible {
-        let pins = self.place.plan(ctx, 2)?;
-        pins.apply(0)?;
+        let pins = self.place.pin(ctx, 2)?;
         self.buf = vec![0u8; self.size];
         let (recv, send) = match self.channel {
             Channel::Pipe => sys::pipe()?,
@@ -682,7 +678,7 @@ impl Stream {
         let (cmd_r, cmd_w) = sys::pipe()?;
         let (rep_r, rep_w) = sys::pipe()?;
         let size = self.size;
-        let pid = sys::fork_helper(|| {
+        let pid = pins.fork_helper(1, || {
             for fd in [recv, cmd_w, rep_r] {
                 sys::close(fd);
             }
@@ -693,7 +689,6 @@ impl Stream {
         }
         (self.data, self.cmd, self.reply) = (recv, cmd_w, rep_r);
         self.helper = pid?;
-        pins.apply_to(self.helper, 1)?;
         Ok(())
     }
 }

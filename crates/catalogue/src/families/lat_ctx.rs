@@ -59,8 +59,7 @@ impl Benchmark for LatCtx {
     /// i+1; member 0 is this process. Each helper keeps only its own two
     /// ends and leaves when its input reaches end-of-file.
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        let pins = self.place.plan(ctx, self.procs)?;
-        pins.apply(0)?;
+        let pins = self.place.pin(ctx, self.procs)?;
         let mut pipes = Vec::with_capacity(self.procs);
         for _ in 0..self.procs {
             pipes.push(sys::pipe()?);
@@ -69,7 +68,7 @@ impl Benchmark for LatCtx {
             let (inp, out) = (pipes[member - 1].0, pipes[member].1);
             let all = pipes.clone();
             let size = self.size;
-            let pid = sys::fork_helper(move || {
+            let pid = pins.fork_helper(member, move || {
                 for &(r, w) in &all {
                     if r != inp {
                         sys::close(r);
@@ -82,12 +81,8 @@ impl Benchmark for LatCtx {
                 while pass(inp, out, &ws).is_ok() {}
                 0
             });
-            // Pinned by the parent, so the ring is placed when setup returns.
-            match pid.and_then(|pid| {
-                self.helpers.push(pid);
-                pins.apply_to(pid, member).map(|_| pid)
-            }) {
-                Ok(_) => {}
+            match pid {
+                Ok(pid) => self.helpers.push(pid),
                 Err(e) => {
                     for (r, w) in pipes {
                         sys::close(r);
@@ -152,7 +147,7 @@ impl Benchmark for CtxOverhead {
     /// On the CPU the ring's first member uses, so that what is subtracted
     /// was measured where the ring's own passes run.
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        self.place.plan(ctx, self.procs)?.apply(0)?;
+        self.place.pin(ctx, self.procs)?;
         self.fds = sys::pipe()?;
         self.ws = WorkingSet::new(self.size, 0);
         Ok(())
