@@ -284,3 +284,213 @@ pub fn x86_64_only() -> Option<String> {
         Some("the operation chains are x86-64 assembly".into())
     }
 }
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_chain_count_has_a_kernel_and_nothing_else_does() {
+        assert_eq!(NAMES.len(), 16);
+        for name in NAMES {
+            for &chains in CHAINS {
+                assert!(kernel(name, chains).is_some(), "{name} × {chains}");
+            }
+            assert!(kernel(name, 2).is_none(), "{name} × 2");
+        }
+        assert!(kernel("int_pow", 1).is_none());
+        assert!(kernel("", 8).is_none());
+    }
+
+    /// What a chain's value is after `units` units, computed in Rust from
+    /// the table's comments, each value checked against the documented
+    /// bounds on the way.
+    fn model(name: &str, units: u64) -> Chain {
+        let (c31, c15) = (2_147_483_647i32, 1_000_000_000_000_000i64);
+        fn run<T: Copy>(mut x: T, units: u64, unit: impl Fn(T) -> T, ok: impl Fn(T) -> bool) -> T {
+            for _ in 0..units {
+                x = unit(x);
+                assert!(ok(x), "left its bounds");
+            }
+            x
+        }
+        match name {
+            "int_bit" => {
+                Chain::Int(run(12345u32, units, |x| x ^ 0x5a5a ^ 0x5a5a, |x| x == 12345) as u64)
+            }
+            "int_add" => Chain::Int(run(
+                12345u32,
+                units,
+                |x| x.wrapping_add(1).wrapping_sub(1),
+                |x| x == 12345,
+            ) as u64),
+            "int_mul" => Chain::Int(run(
+                12345u32,
+                units,
+                |x| x.wrapping_mul(u32::MAX).wrapping_mul(u32::MAX),
+                |x| x == 12345,
+            ) as u64),
+            "int_div" => {
+                Chain::Int(run(46341i32, units, |x| c31 / (c31 / x), |x| x == 46341) as u32 as u64)
+            }
+            "int_mod" => Chain::Int(run(
+                40000i32,
+                units,
+                |x| (c31 % ((c31 % x) | 32768)) | 32768,
+                |x| (32768..65536).contains(&x),
+            ) as u32 as u64),
+            "int64_bit" => Chain::Int(run(
+                12345u64,
+                units,
+                |x| x ^ 0x5a5a ^ 0x5a5a,
+                |x| x == 12345,
+            )),
+            "int64_add" => Chain::Int(run(
+                12345u64,
+                units,
+                |x| x.wrapping_add(1).wrapping_sub(1),
+                |x| x == 12345,
+            )),
+            "int64_mul" => Chain::Int(run(
+                12345u64,
+                units,
+                |x| x.wrapping_mul(u64::MAX).wrapping_mul(u64::MAX),
+                |x| x == 12345,
+            )),
+            "int64_div" => Chain::Int(run(
+                31_622_777i64,
+                units,
+                |x| c15 / (c15 / x),
+                |x| x == 31_622_777,
+            ) as u64),
+            "int64_mod" => Chain::Int(run(
+                1_500_000i64,
+                units,
+                |x| (c15 % ((c15 % x) | 1 << 20)) | 1 << 20,
+                |x| (1 << 20..1 << 21).contains(&x),
+            ) as u64),
+            "float_add" => Chain::Float(run(1.5f32, units, |x| x + 1.0 - 1.0, |x| x == 1.5) as f64),
+            "float_mul" => Chain::Float(run(1.5f32, units, |x| x * 2.0 * 0.5, |x| x == 1.5) as f64),
+            "float_div" => Chain::Float(run(
+                1.7f32,
+                units,
+                |x| 3.0 / (3.0 / x),
+                |x| (1.69..1.71).contains(&x),
+            ) as f64),
+            "double_add" => Chain::Float(run(1.5f64, units, |x| x + 1.0 - 1.0, |x| x == 1.5)),
+            "double_mul" => Chain::Float(run(1.5f64, units, |x| x * 2.0 * 0.5, |x| x == 1.5)),
+            "double_div" => Chain::Float(run(
+                1.7f64,
+                units,
+                |x| 3.0 / (3.0 / x),
+                |x| (1.69..1.71).contains(&x),
+            )),
+            _ => panic!("no model for {name}"),
+        }
+    }
+
+    /// One chain's value, as the kernel folds it.
+    enum Chain {
+        Int(u64),
+        Float(f64),
+    }
+
+    /// What a kernel of `chains` equal chains returns: integers xor-ed (so
+    /// an even count of equal chains is 0), floating point summed.
+    fn folded(chain: &Chain, chains: u32, single: bool) -> u64 {
+        match *chain {
+            Chain::Int(x) => (1..chains).fold(x, |acc, _| acc ^ x),
+            // f32 chains are summed in f32, in chain order, then truncated.
+            Chain::Float(x) if single => (1..chains).fold(x as f32, |acc, _| acc + x as f32) as u64,
+            Chain::Float(x) => (1..chains).fold(x, |acc, _| acc + x) as u64,
+        }
+    }
+
+    /// Each kernel computes what its row's comment says, the same every
+    /// time: the 1-chain kernel runs 50 units a call, the 8-chain 8 units
+    /// on each chain.
+    #[test]
+    fn kernels_compute_what_the_table_says_and_stay_bounded() {
+        for name in NAMES {
+            let single = name.starts_with("float");
+            for calls in [0u64, 1, 3, 200] {
+                let one = (kernel(name, 1).unwrap().f)(calls);
+                let expected = folded(&model(name, 50 * calls), 1, single);
+                assert_eq!(one, expected, "{name}, 1 chain, {calls} calls");
+                let eight = (kernel(name, 8).unwrap().f)(calls);
+                let expected = folded(&model(name, 8 * calls), 8, single);
+                assert_eq!(eight, expected, "{name}, 8 chains, {calls} calls");
+                assert_eq!(
+                    (kernel(name, 8).unwrap().f)(calls),
+                    eight,
+                    "{name} not deterministic"
+                );
+            }
+        }
+    }
+
+    /// The instructions that do a row's operation: what `ops` must count.
+    fn timed_mnemonics(name: &str) -> &'static [&'static str] {
+        match name.rsplit('_').next().unwrap() {
+            "bit" => &["xor"],
+            "add" => &["add", "sub", "addss", "subss", "addsd", "subsd"],
+            "mul" => &["imul", "mulss", "mulsd"],
+            "div" | "mod" => &["idiv", "divss", "divsd"],
+            other => panic!("unknown operation {other}"),
+        }
+    }
+
+    /// Expands a template's `.rept` and `.irp` the way the assembler does
+    /// and counts the instructions with one of `mnemonics`.
+    fn count_in_template(template: &str, mnemonics: &[&str]) -> usize {
+        let lines: Vec<&str> = template.lines().map(str::trim).collect();
+        let rept: usize = lines[0].strip_prefix(".rept ").unwrap().parse().unwrap();
+        let irp = lines[1].strip_prefix(".irp x,").unwrap();
+        let chains = irp.split(',').count();
+        assert_eq!(&lines[lines.len() - 2..], [".endr", ".endr"]);
+        let body = &lines[2..lines.len() - 2];
+        for line in body {
+            assert!(!line.starts_with('.'), "unexpected directive {line}");
+        }
+        let per_unit = body
+            .iter()
+            .filter(|l| mnemonics.contains(&l.split_whitespace().next().unwrap()))
+            .count();
+        rept * chains * per_unit
+    }
+
+    #[test]
+    fn ops_per_call_counts_the_timed_instructions() {
+        for name in NAMES {
+            for &chains in CHAINS {
+                let k = kernel(name, chains).unwrap();
+                let t = template(name, chains).unwrap();
+                assert_eq!(t.matches("{x").count(), chains as usize, "{name}: {t}");
+                let counted = count_in_template(t, timed_mnemonics(name));
+                assert_eq!(k.ops, counted as f64, "{name} × {chains}:\n{t}");
+            }
+            // The figures depend on these: 100 dependent, 128 overlapped.
+            assert_eq!(kernel(name, 1).unwrap().ops, 100.0);
+            assert_eq!(kernel(name, 8).unwrap().ops, 128.0);
+        }
+    }
+
+    #[test]
+    fn every_unit_line_uses_the_chain_or_a_fixed_register() {
+        // A unit that forgot `\x` would time a constant, not the chain.
+        for name in NAMES {
+            let t = template(name, 1).unwrap();
+            let body: Vec<&str> = t.lines().skip(2).filter(|l| !l.starts_with('.')).collect();
+            let timed = timed_mnemonics(name);
+            for line in body {
+                let mnemonic = line.split_whitespace().next().unwrap();
+                if timed.contains(&mnemonic) {
+                    assert!(
+                        line.contains("\\x"),
+                        "{name}: `{line}` does not use the chain"
+                    );
+                }
+            }
+        }
+    }
+}
