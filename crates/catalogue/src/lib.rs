@@ -9,6 +9,7 @@ pub mod family;
 pub mod params;
 pub mod placement;
 pub mod select;
+pub mod support;
 pub mod sys;
 pub mod testing;
 

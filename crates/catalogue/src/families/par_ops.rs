@@ -9,10 +9,10 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use super::lat_ops::{kernel, x86_64_only, Kernel, NAMES};
 use super::memlib::derived;
 use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
 
 pub struct ParOps {
     one: Kernel,

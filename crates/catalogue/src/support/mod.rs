@@ -1,0 +1,2 @@
+//! Support code the families share: mechanisms, not benchmarks.
+pub mod ops;
