@@ -4,6 +4,7 @@
 //! call these; nothing here reads files or prints.
 
 pub mod compare;
+pub mod curve;
 pub mod index;
 pub mod predict;
 pub mod table;
