@@ -8,6 +8,7 @@ pub mod curve;
 pub mod index;
 pub mod predict;
 pub mod table;
+pub mod usl;
 
 #[cfg(test)]
 pub(crate) mod testdata;
