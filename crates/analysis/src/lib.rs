@@ -4,9 +4,11 @@
 //! call these; nothing here reads files or prints.
 
 pub mod compare;
+pub mod curve;
 pub mod index;
 pub mod predict;
 pub mod table;
+pub mod usl;
 
 #[cfg(test)]
 pub(crate) mod testdata;

@@ -1,0 +1,751 @@
+//! Reading a load curve (throughput against load, seed 004's "Transaction
+//! Rate curve ... will increase with each added user up to a knee, and then
+//! decrease"): the peak with its interval, the knee on the rising part
+//! (Kneedle), the crossover where more load gives significantly less
+//! throughput, and scalability over CPUs as seed 003 defines it. Pure
+//! functions over small input types of their own, so that the results model
+//! can be mapped onto them without this module depending on its layout.
+//!
+//! Mapping from the results model: one [`CurvePoint`] per point of a load
+//! sweep (load L, mean throughput, the Student-t interval of that mean); one
+//! [`ScalePoint`] per point of a `--cpus` sweep at one load (k CPUs, same
+//! three figures). Throughput is in any unit (operations/s), the same for all
+//! points of one curve; intervals are at one confidence level for the curve.
+
+use serde::Serialize;
+
+/// One point of a load curve: throughput at a load level with the
+/// confidence interval of that throughput (`ci_low ≤ throughput ≤ ci_high`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CurvePoint {
+    /// The load level: number of clients (or offered rate) at this point.
+    pub load: f64,
+    /// Mean throughput over the point's trials.
+    pub throughput: f64,
+    /// Lower bound of the throughput's confidence interval.
+    pub ci_low: f64,
+    /// Upper bound of the throughput's confidence interval.
+    pub ci_high: f64,
+}
+
+impl CurvePoint {
+    /// Whether this point's interval and `other`'s share at least one value.
+    pub fn overlaps(&self, other: &CurvePoint) -> bool {
+        self.ci_low <= other.ci_high && other.ci_low <= self.ci_high
+    }
+}
+
+/// Input a curve function cannot read. Reported before any analysis, so a
+/// malformed curve never yields a figure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CurveError {
+    #[error("the curve has no points")]
+    Empty,
+    #[error("point {index}: {what} is not a finite number")]
+    NotFinite { index: usize, what: &'static str },
+    #[error("point {index}: the interval [{low}, {high}] does not contain the throughput {value}")]
+    BadInterval {
+        index: usize,
+        value: f64,
+        low: f64,
+        high: f64,
+    },
+    #[error("load {load} appears twice: a curve has one point per load")]
+    DuplicateLoad { load: f64 },
+    #[error("no point at 1 CPU: scalability S(k) = X(k)/X(1) needs the uniprocessor figure")]
+    NoBaseline,
+    #[error("the 1-CPU throughput interval reaches {low} (≤ 0): no ratio to it can be bounded")]
+    BaselineNotPositive { low: f64 },
+}
+
+/// The order of `points` by increasing load, after checking that every
+/// figure is finite, every interval holds its value and no load repeats.
+fn sorted_by_load(points: &[CurvePoint]) -> Result<Vec<usize>, CurveError> {
+    if points.is_empty() {
+        return Err(CurveError::Empty);
+    }
+    for (index, p) in points.iter().enumerate() {
+        for (what, v) in [
+            ("load", p.load),
+            ("throughput", p.throughput),
+            ("ci_low", p.ci_low),
+            ("ci_high", p.ci_high),
+        ] {
+            if !v.is_finite() {
+                return Err(CurveError::NotFinite { index, what });
+            }
+        }
+        if !(p.ci_low <= p.throughput && p.throughput <= p.ci_high) {
+            return Err(CurveError::BadInterval {
+                index,
+                value: p.throughput,
+                low: p.ci_low,
+                high: p.ci_high,
+            });
+        }
+    }
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| points[a].load.total_cmp(&points[b].load));
+    for w in order.windows(2) {
+        if points[w[0]].load == points[w[1]].load {
+            return Err(CurveError::DuplicateLoad {
+                load: points[w[0]].load,
+            });
+        }
+    }
+    Ok(order)
+}
+
+/// The peak of a load curve.
+///
+/// Measured throughput near saturation is often flat within noise: several
+/// neighbouring loads have intervals that overlap the highest one's, and
+/// which of them happened to measure highest is chance. So the peak reports
+/// both the highest point and the *plateau*: the run of consecutive loads
+/// (in load order, around the highest point) whose intervals overlap the
+/// highest point's interval. The load a reader should quote as "the load at
+/// the peak" is [`Peak::load`], the lowest load of that plateau: the least
+/// load that reaches peak throughput, as far as the measurements can tell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Peak {
+    /// Index (into the input slice) of the point with the highest mean throughput.
+    pub index: usize,
+    /// The highest mean throughput and its interval.
+    pub throughput: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The lowest load whose throughput cannot be told apart from the
+    /// highest (the first load of the plateau): the load at the peak.
+    pub load: f64,
+    /// The load at which the highest mean was measured (≥ `load`).
+    pub load_at_max: f64,
+    /// Indices (into the input slice) of the plateau's points, by increasing
+    /// load; just `[index]` when no neighbour's interval overlaps the peak's.
+    pub plateau: Vec<usize>,
+}
+
+impl Peak {
+    /// Whether the peak is a plateau of several statistically equal points.
+    pub fn is_plateau(&self) -> bool {
+        self.plateau.len() > 1
+    }
+}
+
+/// The peak of a load curve: the point of highest mean throughput, and the
+/// plateau of consecutive points whose intervals overlap it (see [`Peak`]).
+/// Ties in the mean go to the lower load.
+pub fn peak(points: &[CurvePoint]) -> Result<Peak, CurveError> {
+    let order = sorted_by_load(points)?;
+    // Position (in load order) of the highest mean; strict `>` keeps the
+    // lowest load among exact ties.
+    let mut top = 0;
+    for (pos, &i) in order.iter().enumerate() {
+        if points[i].throughput > points[order[top]].throughput {
+            top = pos;
+        }
+    }
+    let best = &points[order[top]];
+    let mut first = top;
+    while first > 0 && points[order[first - 1]].overlaps(best) {
+        first -= 1;
+    }
+    let mut last = top;
+    while last + 1 < order.len() && points[order[last + 1]].overlaps(best) {
+        last += 1;
+    }
+    Ok(Peak {
+        index: order[top],
+        throughput: best.throughput,
+        ci_low: best.ci_low,
+        ci_high: best.ci_high,
+        load: points[order[first]].load,
+        load_at_max: best.load,
+        plateau: order[first..=last].to_vec(),
+    })
+}
+
+/// The crossover: the lowest load beyond the peak where more load gives
+/// significantly less throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Crossover {
+    /// Index of the point in the input slice.
+    pub index: usize,
+    pub load: f64,
+    pub throughput: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// The lowest load above the load of the highest mean ([`Peak::load_at_max`])
+/// whose whole interval lies below the peak's interval (`ci_high` below the
+/// peak's `ci_low`): from there on, adding load costs throughput, and the
+/// intervals say so. Two intervals that do not overlap is the same
+/// conservative test `compare` uses for a difference. `None` when no point
+/// beyond the peak is significantly lower (the curve saturates, or was not
+/// swept far enough to show the fall).
+pub fn crossover(points: &[CurvePoint]) -> Result<Option<Crossover>, CurveError> {
+    let top = peak(points)?;
+    let order = sorted_by_load(points)?;
+    let found = order
+        .into_iter()
+        .filter(|&i| points[i].load > top.load_at_max)
+        .find(|&i| points[i].ci_high < top.ci_low);
+    Ok(found.map(|index| {
+        let p = points[index];
+        Crossover {
+            index,
+            load: p.load,
+            throughput: p.throughput,
+            ci_low: p.ci_low,
+            ci_high: p.ci_high,
+        }
+    }))
+}
+
+/// Default Kneedle sensitivity S: the paper's recommendation for offline
+/// data ("S = 1 ... performs well"), the most aggressive setting that still
+/// rejects noise-only bumps.
+pub const KNEEDLE_DEFAULT_SENSITIVITY: f64 = 1.0;
+
+/// A knee found by Kneedle on the rising part of a load curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Knee {
+    /// Index of the knee point in the input slice.
+    pub index: usize,
+    pub load: f64,
+    pub throughput: f64,
+    /// The difference curve's value at the knee: how far (in normalised
+    /// units, 0..1) the curve stands above the straight line from its first
+    /// point to the peak.
+    pub difference: f64,
+    /// The threshold the difference curve fell below after the knee:
+    /// `difference − S · (mean spacing of normalised loads)`.
+    pub threshold: f64,
+    /// The sensitivity S used.
+    pub sensitivity: f64,
+}
+
+/// Why no knee is reported. A knee is only ever a point the data support;
+/// every other outcome names its reason so a report can say "not detected
+/// (…)" instead of printing a number.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum NoKnee {
+    /// Kneedle needs at least three points from the first load to the peak.
+    TooFewPoints { rising: usize },
+    /// The rising part never stands above the line from its first point to
+    /// the peak (a straight line, or a curve that bends upwards): nothing
+    /// bends over, so there is no knee.
+    NotConcave,
+    /// The difference curve's local maxima never drop by the threshold
+    /// before the next maximum: the bend is not distinct from the data's
+    /// spacing at sensitivity S. `best` is the largest local maximum of the
+    /// difference curve, `needed` the drop S · (mean spacing) it had to show.
+    BelowThreshold { best: f64, needed: f64 },
+    /// The throughputs of the rising part are all equal: nothing rises.
+    Flat,
+}
+
+impl std::fmt::Display for NoKnee {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoKnee::TooFewPoints { rising } => write!(
+                f,
+                "not detected: {rising} point(s) up to the peak, Kneedle needs 3"
+            ),
+            NoKnee::NotConcave => write!(f, "not detected: the rise does not bend over"),
+            NoKnee::BelowThreshold { best, needed } => write!(
+                f,
+                "not detected: the bend ({best:.3}) never drops by {needed:.3} (sensitivity)"
+            ),
+            NoKnee::Flat => write!(f, "not detected: throughput does not rise"),
+        }
+    }
+}
+
+/// The knee of a load curve by Kneedle (V. Satopää, J. Albrecht, D. Irwin,
+/// B. Raghavan, "Finding a 'Kneedle' in a Haystack: Detecting Knee Points in
+/// System Behavior", ICDCS workshops 2011), applied to the rising part: the
+/// points from the lowest load up to and including the point of highest mean
+/// throughput.
+///
+/// The steps follow the paper's offline algorithm, without its optional
+/// smoothing (a load ladder has a handful of points, each already a mean of
+/// converged trials):
+/// 1. normalise loads and throughputs to [0, 1] (x_s, y_s);
+/// 2. for a concave increasing curve, the difference curve is y_d = y_s − x_s;
+/// 3. its local maxima are the knee candidates (only those above the chord,
+///    y_d > 0, since a knee bends *over*);
+/// 4. each candidate sets a threshold T = y_d(candidate) − S · Σ(x_s[i+1] −
+///    x_s[i]) / (n − 1), i.e. S times the mean spacing of normalised loads;
+/// 5. the candidate is declared the knee if the difference curve falls below
+///    T before the next local maximum; the first one declared is the knee.
+///
+/// Returns `Err(NoKnee)` when the data do not support a knee; never an
+/// invented point.
+pub fn knee(points: &[CurvePoint], sensitivity: f64) -> Result<Result<Knee, NoKnee>, CurveError> {
+    let order = sorted_by_load(points)?;
+    let top = peak(points)?;
+    let rising: Vec<usize> = order
+        .into_iter()
+        .take_while(|&i| points[i].load <= top.load_at_max)
+        .collect();
+    let xs: Vec<f64> = rising.iter().map(|&i| points[i].load).collect();
+    let ys: Vec<f64> = rising.iter().map(|&i| points[i].throughput).collect();
+    Ok(
+        kneedle(&xs, &ys, sensitivity).map(|(pos, difference, threshold)| {
+            let i = rising[pos];
+            Knee {
+                index: i,
+                load: points[i].load,
+                throughput: points[i].throughput,
+                difference,
+                threshold,
+                sensitivity,
+            }
+        }),
+    )
+}
+
+/// Kneedle on a concave increasing curve given as strictly increasing `xs`
+/// and their `ys`; returns (position of the knee, y_d there, threshold).
+fn kneedle(xs: &[f64], ys: &[f64], sensitivity: f64) -> Result<(usize, f64, f64), NoKnee> {
+    let n = xs.len();
+    if n < 3 {
+        return Err(NoKnee::TooFewPoints { rising: n });
+    }
+    let (x0, x1) = (xs[0], xs[n - 1]);
+    let y_min = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let y_max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if y_max <= y_min {
+        return Err(NoKnee::Flat);
+    }
+    let x_norm: Vec<f64> = xs.iter().map(|x| (x - x0) / (x1 - x0)).collect();
+    let diff: Vec<f64> = ys
+        .iter()
+        .zip(&x_norm)
+        .map(|(y, xn)| (y - y_min) / (y_max - y_min) - xn)
+        .collect();
+    // Σ(x_s[i+1] − x_s[i]) telescopes to x_s[n−1] − x_s[0] = 1.
+    let mean_spacing = 1.0 / (n - 1) as f64;
+    let drop_needed = sensitivity * mean_spacing;
+
+    // Local maxima of the difference curve: interior points not lower than
+    // the next and strictly higher than the previous (a flat top counts once,
+    // at its first point).
+    let maxima: Vec<usize> = (1..n - 1)
+        .filter(|&i| diff[i] > diff[i - 1] && diff[i] >= diff[i + 1] && diff[i] > 0.0)
+        .collect();
+    if maxima.is_empty() {
+        return Err(NoKnee::NotConcave);
+    }
+    for (m, &candidate) in maxima.iter().enumerate() {
+        let threshold = diff[candidate] - drop_needed;
+        let next_max = maxima.get(m + 1).copied().unwrap_or(n);
+        if (candidate + 1..next_max).any(|j| diff[j] < threshold) {
+            return Ok((candidate, diff[candidate], threshold));
+        }
+    }
+    let best = maxima.iter().map(|&i| diff[i]).fold(f64::MIN, f64::max);
+    Err(NoKnee::BelowThreshold {
+        best,
+        needed: drop_needed,
+    })
+}
+
+/// What a report prints after a load curve's table: its peak, knee and
+/// crossover, each by the function of the same name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CurveSummary {
+    pub peak: Peak,
+    pub knee: Result<Knee, NoKnee>,
+    pub crossover: Option<Crossover>,
+}
+
+/// The peak, the knee (Kneedle at `sensitivity`) and the crossover of one
+/// load curve.
+pub fn summarise(points: &[CurvePoint], sensitivity: f64) -> Result<CurveSummary, CurveError> {
+    Ok(CurveSummary {
+        peak: peak(points)?,
+        knee: knee(points, sensitivity)?,
+        crossover: crossover(points)?,
+    })
+}
+
+/// One point of a CPU sweep: throughput at k CPUs (the whole workload
+/// confined to k CPUs) with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScalePoint {
+    pub cpus: u32,
+    pub throughput: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// Scalability at k CPUs, seed 003's "ratio of the benchmark statistic for an
+/// SMP system to the corresponding benchmark statistic for a UP system".
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Scaling {
+    pub cpus: u32,
+    /// S(k) = X(k) / X(1).
+    pub speedup: f64,
+    /// Conservative interval of S(k): [low(k) / high(1), high(k) / low(1)].
+    pub speedup_low: f64,
+    pub speedup_high: f64,
+    /// Efficiency E(k) = S(k) / k (1 = perfectly linear), and its interval
+    /// (the speedup's divided by k).
+    pub efficiency: f64,
+    pub efficiency_low: f64,
+    pub efficiency_high: f64,
+}
+
+/// Scalability S(k) = X(k)/X(1) and efficiency S(k)/k for every point of a
+/// CPU sweep, ordered by CPUs.
+///
+/// Interval propagation: the ratio of bounds. If X(k) lies in [a, b] and
+/// X(1) in [c, d] with c > 0, then X(k)/X(1) lies in [a/d, b/c]. When each
+/// input interval covers its value with probability 1 − α, the ratio
+/// interval covers with probability at least 1 − 2α whatever the two
+/// estimates' dependence (Bonferroni), so it errs on the wide side: two 95 %
+/// intervals give at least 90 %. For k = 1 the result is exactly 1 with an
+/// interval that still reflects X(1)'s own spread ([c/d, d/c]), since the
+/// baseline is itself a measurement.
+pub fn scalability(points: &[ScalePoint]) -> Result<Vec<Scaling>, CurveError> {
+    let as_curve: Vec<CurvePoint> = points
+        .iter()
+        .map(|p| CurvePoint {
+            load: f64::from(p.cpus),
+            throughput: p.throughput,
+            ci_low: p.ci_low,
+            ci_high: p.ci_high,
+        })
+        .collect();
+    let order = sorted_by_load(&as_curve)?;
+    let base = points
+        .iter()
+        .find(|p| p.cpus == 1)
+        .ok_or(CurveError::NoBaseline)?;
+    if base.ci_low <= 0.0 {
+        return Err(CurveError::BaselineNotPositive { low: base.ci_low });
+    }
+    Ok(order
+        .into_iter()
+        .map(|i| {
+            let p = points[i];
+            let k = f64::from(p.cpus);
+            let speedup = p.throughput / base.throughput;
+            let speedup_low = p.ci_low / base.ci_high;
+            let speedup_high = p.ci_high / base.ci_low;
+            Scaling {
+                cpus: p.cpus,
+                speedup,
+                speedup_low,
+                speedup_high,
+                efficiency: speedup / k,
+                efficiency_low: speedup_low / k,
+                efficiency_high: speedup_high / k,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A point with a symmetric interval of ± `half`.
+    fn pt(load: f64, throughput: f64, half: f64) -> CurvePoint {
+        CurvePoint {
+            load,
+            throughput,
+            ci_low: throughput - half,
+            ci_high: throughput + half,
+        }
+    }
+
+    /// The load ladder touchstone sweeps by default.
+    const LADDER: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+
+    /// Rises linearly to 8 clients, holds, then falls: 100/client up to 8,
+    /// a plateau 800 ± noise at 16, then 600 and 400.
+    fn rise_then_fall() -> Vec<CurvePoint> {
+        vec![
+            pt(1.0, 100.0, 5.0),
+            pt(2.0, 200.0, 8.0),
+            pt(4.0, 400.0, 10.0),
+            pt(8.0, 790.0, 15.0),
+            pt(16.0, 810.0, 15.0),
+            pt(32.0, 780.0, 30.0),
+            pt(64.0, 600.0, 20.0),
+            pt(128.0, 400.0, 20.0),
+        ]
+    }
+
+    #[test]
+    fn peak_of_a_rise_then_fall_curve_is_its_highest_point_and_plateau() {
+        let points = rise_then_fall();
+        let p = peak(&points).unwrap();
+        assert_eq!(p.index, 4);
+        assert_eq!(p.throughput, 810.0);
+        assert_eq!((p.ci_low, p.ci_high), (795.0, 825.0));
+        assert_eq!(p.load_at_max, 16.0);
+        // 8 (775..805) and 32 (750..810) overlap 795..825; 4 and 64 do not.
+        assert_eq!(p.plateau, vec![3, 4, 5]);
+        assert!(p.is_plateau());
+        assert_eq!(p.load, 8.0);
+    }
+
+    #[test]
+    fn a_sharp_peak_is_no_plateau_and_input_order_does_not_matter() {
+        let mut points = vec![
+            pt(4.0, 400.0, 1.0),
+            pt(1.0, 100.0, 1.0),
+            pt(8.0, 500.0, 1.0),
+            pt(2.0, 200.0, 1.0),
+            pt(16.0, 300.0, 1.0),
+        ];
+        let p = peak(&points).unwrap();
+        assert_eq!(p.index, 2);
+        assert_eq!(p.load, 8.0);
+        assert_eq!(p.plateau, vec![2]);
+        assert!(!p.is_plateau());
+        points.reverse();
+        assert_eq!(peak(&points).unwrap().index, 2);
+    }
+
+    #[test]
+    fn crossover_is_the_first_load_past_the_peak_significantly_below_it() {
+        let points = rise_then_fall();
+        // 32 (750..810) overlaps the peak's 795..825; 64 (580..620) is below.
+        let c = crossover(&points).unwrap().unwrap();
+        assert_eq!(c.index, 6);
+        assert_eq!(c.load, 64.0);
+        assert_eq!(c.throughput, 600.0);
+    }
+
+    #[test]
+    fn a_saturating_curve_has_no_crossover() {
+        let points: Vec<CurvePoint> = LADDER
+            .iter()
+            .map(|&l| pt(l, 1000.0 * (1.0 - (-l / 8.0).exp()), 30.0))
+            .collect();
+        assert_eq!(crossover(&points).unwrap(), None);
+        // Nor does a curve whose only lower tail point still overlaps.
+        let mut falling = rise_then_fall();
+        falling.truncate(6);
+        assert_eq!(crossover(&falling).unwrap(), None);
+    }
+
+    #[test]
+    fn malformed_curves_are_refused() {
+        assert_eq!(peak(&[]), Err(CurveError::Empty));
+        let dup = [pt(1.0, 1.0, 0.1), pt(1.0, 2.0, 0.1)];
+        assert_eq!(peak(&dup), Err(CurveError::DuplicateLoad { load: 1.0 }));
+        let bad = [CurvePoint {
+            load: 1.0,
+            throughput: 5.0,
+            ci_low: 6.0,
+            ci_high: 7.0,
+        }];
+        assert!(matches!(peak(&bad), Err(CurveError::BadInterval { .. })));
+        let nan = [pt(f64::NAN, 1.0, 0.1)];
+        assert!(matches!(
+            knee(&nan, 1.0),
+            Err(CurveError::NotFinite { what: "load", .. })
+        ));
+    }
+
+    /// The load where a smooth concave curve's Kneedle difference curve
+    /// peaks: where the slope of the normalised curve is 1, i.e.
+    /// y'(x) = (y(b) − y(a)) / (b − a). For y = 1 − e^(−x/τ) that is
+    /// x* = τ · ln((b − a) / (τ · (y(b) − y(a)))).
+    fn exponential_knee(tau: f64, a: f64, b: f64) -> f64 {
+        let y = |x: f64| 1.0 - (-x / tau).exp();
+        tau * ((b - a) / (tau * (y(b) - y(a)))).ln()
+    }
+
+    #[test]
+    fn knee_of_a_saturating_exponential_is_where_its_normalised_slope_is_one() {
+        for tau in [4.0, 8.0, 16.0] {
+            let points: Vec<CurvePoint> = (1..=64)
+                .map(|l| {
+                    let l = f64::from(l);
+                    pt(l, 5000.0 * (1.0 - (-l / tau).exp()), 1.0)
+                })
+                .collect();
+            let k = knee(&points, KNEEDLE_DEFAULT_SENSITIVITY).unwrap().unwrap();
+            let expected = exponential_knee(tau, 1.0, 64.0);
+            assert!(
+                (k.load - expected).abs() <= 1.0,
+                "tau {tau}: knee at {} expected {expected:.2}",
+                k.load
+            );
+            assert!(k.difference > k.threshold);
+        }
+    }
+
+    #[test]
+    fn knee_of_a_piecewise_linear_curve_is_its_elbow() {
+        // Steep rise to 16 clients, then a slow one: the elbow is at 16.
+        let points: Vec<CurvePoint> = (1..=64)
+            .map(|l| {
+                let l = f64::from(l);
+                let y = if l <= 16.0 {
+                    100.0 * l
+                } else {
+                    1600.0 + 5.0 * (l - 16.0)
+                };
+                pt(l, y, 1.0)
+            })
+            .collect();
+        let k = knee(&points, 1.0).unwrap().unwrap();
+        assert_eq!(k.load, 16.0);
+        assert_eq!(k.index, 15);
+        // On the default doubling ladder too.
+        let ladder: Vec<CurvePoint> = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+            .iter()
+            .map(|&l: &f64| pt(l, 100.0 * l.min(16.0) + 5.0 * (l - 16.0).max(0.0), 1.0))
+            .collect();
+        assert_eq!(knee(&ladder, 1.0).unwrap().unwrap().load, 16.0);
+    }
+
+    #[test]
+    fn knee_is_looked_for_on_the_rising_part_only() {
+        // Rise with an elbow at 8, peak at 32, collapse after: the fall must
+        // not move the knee.
+        let points = vec![
+            pt(1.0, 100.0, 1.0),
+            pt(2.0, 200.0, 1.0),
+            pt(4.0, 400.0, 1.0),
+            pt(8.0, 800.0, 1.0),
+            pt(16.0, 840.0, 1.0),
+            pt(32.0, 880.0, 1.0),
+            pt(64.0, 100.0, 1.0),
+            pt(128.0, 50.0, 1.0),
+        ];
+        assert_eq!(knee(&points, 1.0).unwrap().unwrap().load, 8.0);
+    }
+
+    #[test]
+    fn a_straight_line_has_no_knee() {
+        let exact: Vec<CurvePoint> = LADDER.iter().map(|&l| pt(l, 250.0 * l, 1.0)).collect();
+        assert_eq!(knee(&exact, 1.0).unwrap(), Err(NoKnee::NotConcave));
+        // A line with small wiggles: bumps too small for the threshold.
+        let wiggles = [0.0, 0.01, -0.01, 0.005, -0.005, 0.01, -0.01, 0.0];
+        let noisy: Vec<CurvePoint> = (1..=8)
+            .zip(wiggles)
+            .map(|(l, w)| {
+                let l = f64::from(l);
+                pt(l, 250.0 * l * (1.0 + w), 20.0)
+            })
+            .collect();
+        assert!(matches!(
+            knee(&noisy, 1.0).unwrap(),
+            Err(NoKnee::BelowThreshold { .. })
+        ));
+    }
+
+    #[test]
+    fn no_knee_on_convex_flat_or_short_rising_parts() {
+        let convex: Vec<CurvePoint> = LADDER.iter().map(|&l| pt(l, l * l, 0.5)).collect();
+        assert_eq!(knee(&convex, 1.0).unwrap(), Err(NoKnee::NotConcave));
+        let flat: Vec<CurvePoint> = LADDER.iter().map(|&l| pt(l, 7.0, 0.5)).collect();
+        // All equal: the peak is the first point, so nothing rises before it.
+        assert_eq!(
+            knee(&flat, 1.0).unwrap(),
+            Err(NoKnee::TooFewPoints { rising: 1 })
+        );
+        let early_peak = vec![pt(1.0, 10.0, 1.0), pt(2.0, 20.0, 1.0), pt(4.0, 5.0, 1.0)];
+        assert_eq!(
+            knee(&early_peak, 1.0).unwrap(),
+            Err(NoKnee::TooFewPoints { rising: 2 })
+        );
+    }
+
+    #[test]
+    fn higher_sensitivity_demands_a_sharper_knee() {
+        // A gentle bend: detected at S = 1, too gentle for S = 10.
+        let points: Vec<CurvePoint> = (1..=16)
+            .map(|l| {
+                let l = f64::from(l);
+                pt(l, 1000.0 * (1.0 - (-l / 12.0).exp()), 1.0)
+            })
+            .collect();
+        assert!(knee(&points, 1.0).unwrap().is_ok());
+        assert!(matches!(
+            knee(&points, 10.0).unwrap(),
+            Err(NoKnee::BelowThreshold { .. })
+        ));
+    }
+
+    #[test]
+    fn a_summary_gathers_peak_knee_and_crossover() {
+        let points = rise_then_fall();
+        let s = summarise(&points, KNEEDLE_DEFAULT_SENSITIVITY).unwrap();
+        assert_eq!(s.peak, peak(&points).unwrap());
+        assert_eq!(s.crossover.unwrap().load, 64.0);
+        // Rising part 1, 2, 4, 8, 16 is linear to 8 then flat: knee at 8.
+        assert_eq!(s.knee.unwrap().load, 8.0);
+        let line: Vec<CurvePoint> = LADDER.iter().map(|&l| pt(l, l, 0.1)).collect();
+        let none = summarise(&line, 1.0).unwrap();
+        assert_eq!(
+            none.knee.unwrap_err().to_string(),
+            "not detected: the rise does not bend over"
+        );
+        assert_eq!(none.crossover, None);
+    }
+
+    fn sp(cpus: u32, throughput: f64, half: f64) -> ScalePoint {
+        ScalePoint {
+            cpus,
+            throughput,
+            ci_low: throughput - half,
+            ci_high: throughput + half,
+        }
+    }
+
+    #[test]
+    fn scalability_of_known_data() {
+        let points = [
+            sp(4, 360.0, 12.0),
+            sp(1, 100.0, 2.0),
+            sp(2, 190.0, 5.0),
+            sp(8, 560.0, 20.0),
+        ];
+        let s = scalability(&points).unwrap();
+        assert_eq!(
+            s.iter().map(|x| x.cpus).collect::<Vec<_>>(),
+            vec![1, 2, 4, 8]
+        );
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(s[0].speedup, 1.0));
+        assert!(close(s[0].speedup_low, 98.0 / 102.0));
+        assert!(close(s[0].speedup_high, 102.0 / 98.0));
+        assert!(close(s[2].speedup, 3.6));
+        assert!(close(s[2].speedup_low, 348.0 / 102.0));
+        assert!(close(s[2].speedup_high, 372.0 / 98.0));
+        assert!(close(s[2].efficiency, 0.9));
+        assert!(close(s[2].efficiency_low, 348.0 / 102.0 / 4.0));
+        assert!(close(s[3].speedup, 5.6));
+        assert!(close(s[3].efficiency, 0.7));
+        for x in &s {
+            assert!(x.speedup_low <= x.speedup && x.speedup <= x.speedup_high);
+        }
+    }
+
+    #[test]
+    fn scalability_needs_a_positive_one_cpu_point() {
+        assert_eq!(
+            scalability(&[sp(2, 10.0, 1.0), sp(4, 20.0, 1.0)]),
+            Err(CurveError::NoBaseline)
+        );
+        assert_eq!(
+            scalability(&[sp(1, 1.0, 2.0), sp(2, 20.0, 1.0)]),
+            Err(CurveError::BaselineNotPositive { low: -1.0 })
+        );
+        assert_eq!(
+            scalability(&[sp(1, 1.0, 0.1), sp(1, 2.0, 0.1)]),
+            Err(CurveError::DuplicateLoad { load: 1.0 })
+        );
+    }
+}
