@@ -4,9 +4,8 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use touchstone_results::groups::{title, GROUPS};
-use touchstone_results::store::RunRow;
 use touchstone_results::units::Scale;
-use touchstone_results::{Measurement, Run, Statistic};
+use touchstone_results::{Measurement, Run, RunRow, Statistic};
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
+pub use crate::stats::Statistic;
 use crate::stats::Summary;
 use crate::units::Unit;
 
@@ -32,6 +33,17 @@ pub struct Run {
     pub warnings: Vec<Warning>,
     #[serde(default)]
     pub measurements: Vec<Measurement>,
+}
+
+/// A stored run in brief: one line of `touchstone runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub id: String,
+    pub label: Option<String>,
+    pub hostname: String,
+    pub started_at: DateTime<Utc>,
+    pub status: String,
+    pub measurements: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,18 +108,6 @@ pub struct RunOptions {
     pub target_interval_ns: u64,
     pub parallel_interval_ns: u64,
     pub warmup_ns: u64,
-}
-
-/// Which statistic is a measurement's headline figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Statistic {
-    /// The representative figure (default, as lmbench).
-    #[default]
-    Median,
-    /// The best case, for benchmarks that look for a physical limit (mhz).
-    Min,
-    Max,
 }
 
 /// One timing interval of one process, as the harness recorded it. Times are

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
+pub use crate::model::RunRow;
 use crate::model::{Measurement, Run, RunStatus, Warning};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
@@ -55,17 +56,6 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-}
-
-/// One line of `touchstone runs`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunRow {
-    pub id: String,
-    pub label: Option<String>,
-    pub hostname: String,
-    pub started_at: DateTime<Utc>,
-    pub status: String,
-    pub measurements: u64,
 }
 
 pub struct Store {
