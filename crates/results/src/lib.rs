@@ -15,9 +15,11 @@ pub mod stats;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod units;
+pub mod warnings;
 
 pub use model::{
     Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunRow, RunStatus, Tool, Warning,
 };
 pub use stats::{Statistic, Summary};
 pub use units::Unit;
+pub use warnings::WarningCode;

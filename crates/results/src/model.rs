@@ -140,10 +140,14 @@ pub struct Baseline {
     pub samples: Vec<f64>,
 }
 
-/// A condition that qualifies a figure, with what to do about it.
+/// A condition that qualifies a figure, with what to do about it. Built with
+/// `Warning::new` from a code of the one list (`warnings::WarningCode`);
+/// `non_exhaustive` keeps other crates from writing free-text codes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Warning {
-    /// Stable identifier, e.g. "ci-wide", "load", "governor".
+    /// Stable identifier, e.g. "ci-wide", "load", "governor" (see
+    /// `warnings::WarningCode`; stored as text, so unknown codes still load).
     pub code: String,
     pub message: String,
     pub remedy: String,
