@@ -107,12 +107,12 @@ pub fn run_header(run: &Run) -> String {
                 .unwrap_or_default()
         ),
         format!(
-            "  {} — {}, {}",
+            "  {} — {}{}",
             run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
             run.status.as_str(),
             run.ended_at
                 .map(|e| format!(
-                    "took {:.1} s",
+                    ", took {:.1} s",
                     (e - run.started_at).num_milliseconds() as f64 / 1e3
                 ))
                 .unwrap_or_default()
@@ -147,6 +147,9 @@ pub fn run_header(run: &Run) -> String {
             run.tool.profile
         ),
     ];
+    if let Some(reason) = &run.reason {
+        lines.insert(2, format!("  reason: {reason}"));
+    }
     if !h.caches.is_empty() {
         let caches: Vec<String> = h
             .caches

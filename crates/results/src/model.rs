@@ -28,6 +28,11 @@ pub struct Run {
     #[serde(default)]
     pub ended_at: Option<DateTime<Utc>>,
     pub status: RunStatus,
+    /// Why a run that did not complete ended: the error that stopped it, the
+    /// measurements that failed, or the interruption. Absent when complete
+    /// (and in runs stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Conditions that could spoil every figure of the run (load, governor…).
     #[serde(default)]
     pub warnings: Vec<Warning>,
