@@ -208,3 +208,61 @@ impl Measurement {
         self.summary.get(self.statistic)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(status: RunStatus, reason: Option<&str>) -> Run {
+        Run {
+            id: "0123456789abcdef".into(),
+            label: None,
+            host: Host::default(),
+            tool: Tool {
+                name: "touchstone".into(),
+                version: "0.1.0".into(),
+                profile: "release".into(),
+                rustc: None,
+            },
+            clock: ClockInfo {
+                source: "test".into(),
+                resolution_ns: 1.0,
+                declared_resolution_ns: 1.0,
+                read_cost_ns: 20.0,
+                min_interval_ns: 20_000,
+            },
+            options: RunOptions {
+                selection: vec![],
+                repetitions: 11,
+                parallel: vec![1],
+                quick: false,
+                target_interval_ns: 5_000_000,
+                parallel_interval_ns: 1_000_000_000,
+                warmup_ns: 10_000_000,
+            },
+            started_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),
+            ended_at: None,
+            status,
+            reason: reason.map(String::from),
+            warnings: vec![],
+            measurements: vec![],
+        }
+    }
+
+    #[test]
+    fn a_run_without_a_reason_reads_and_writes_as_before_the_field_existed() {
+        // A complete run writes no `reason`, so documents and stored headers
+        // of older touchstones (which have none) read back the same.
+        let complete = run(RunStatus::Complete, None);
+        let v = serde_json::to_value(&complete).unwrap();
+        assert!(v.get("reason").is_none(), "{v}");
+        assert_eq!(serde_json::from_value::<Run>(v).unwrap(), complete);
+    }
+
+    #[test]
+    fn a_failed_runs_reason_round_trips() {
+        let failed = run(RunStatus::Failed, Some("1 of 2 measurements failed: x"));
+        let text = serde_json::to_string(&failed).unwrap();
+        assert_eq!(serde_json::from_str::<Run>(&text).unwrap(), failed);
+    }
+}
