@@ -59,11 +59,25 @@ fn a_failing_command_is_reported_not_timed() {
     let err = text(&out.stderr);
     assert!(err.contains("exited with status 1"), "{err}");
     assert!(err.contains("not timed"), "{err}");
-    assert!(!text(&out.stdout).contains("app/false"));
-    // Nothing was stored as a figure.
+    // No figure: the name appears only in the run's stated reason.
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("app/false"))
+            .all(|l| l.trim_start().starts_with("reason:")),
+        "{stdout}"
+    );
+    // Nothing was stored as a figure; the run is stored as failed, with why.
     let runs = touchstone(&db, &["runs", "--json"]);
-    let rows: Value = serde_json::from_slice(&runs.stdout).unwrap_or(Value::Null);
-    assert!(rows.as_array().is_none_or(|r| r.is_empty()), "{rows}");
+    let rows: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    assert_eq!(rows[0]["status"], "failed");
+    assert_eq!(rows[0]["measurements"], 0);
+    let shown = touchstone(&db, &["show", "last", "--json"]);
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let reason = doc["runs"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("exited with status 1"), "{reason}");
 
     let out = touchstone(
         &db,

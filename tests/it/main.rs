@@ -7,4 +7,5 @@ mod common;
 mod harness;
 mod mem;
 mod proc;
+mod session;
 mod store;

@@ -73,6 +73,7 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
         started_at: t,
         ended_at: Some(t + Duration::seconds(60)),
         status: RunStatus::Complete,
+        reason: None,
         warnings: vec![],
         measurements: vec![],
     }

@@ -503,6 +503,7 @@ mod tests {
             started_at: Utc.timestamp_opt(second, 0).unwrap(),
             ended_at: None,
             status: RunStatus::Complete,
+            reason: None,
             warnings: vec![],
             measurements: ms,
         }

@@ -39,6 +39,7 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
         started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
         ended_at: None,
         status: RunStatus::Complete,
+        reason: None,
         warnings: vec![],
         measurements,
     }

@@ -3,6 +3,7 @@
 //! one place a family is registered. `list`, help and the docs are generated
 //! from it; `select` turns what the user typed into concrete cases.
 
+pub mod app;
 pub mod families;
 pub mod family;
 

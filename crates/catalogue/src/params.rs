@@ -59,6 +59,15 @@ impl Point {
     }
 }
 
+/// A close name from `candidates`, for "did you mean" hints.
+pub fn suggest<'a>(typo: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::damerau_levenshtein(typo, c), c))
+        .filter(|(d, c)| *d <= 2.max(typo.len() / 3) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
 const SIZE_UNITS: [(&str, u64); 4] = [("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10), ("", 1)];
 const TIME_UNITS: [(&str, u64); 4] = [
     ("s", 1_000_000_000),
@@ -82,7 +91,7 @@ impl Param {
                         num: 0,
                     })
                 } else {
-                    let hint = crate::select::suggest(raw, options.iter().copied())
+                    let hint = suggest(raw, options.iter().copied())
                         .map(|s| format!(" (did you mean '{s}'?)"))
                         .unwrap_or_default();
                     Err(format!(

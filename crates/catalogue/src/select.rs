@@ -7,7 +7,7 @@
 //! their defaults; the cases are the cartesian product.
 
 use crate::family::{Family, Mode, Parallel};
-use crate::params::{Point, Value};
+use crate::params::{suggest, Point, Value};
 use crate::FAMILIES;
 use touchstone_results::groups::GROUPS;
 
@@ -53,15 +53,6 @@ impl std::fmt::Debug for Family {
 pub struct Selection {
     pub cases: Vec<Selected>,
     pub skipped: Vec<(String, String)>,
-}
-
-/// A close name from `candidates`, for "did you mean" hints.
-pub fn suggest<'a>(typo: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::damerau_levenshtein(typo, c), c))
-        .filter(|(d, c)| *d <= 2.max(typo.len() / 3) && *d < c.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
 }
 
 /// Resolve specs (empty: the default suite) into cases.

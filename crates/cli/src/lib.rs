@@ -7,6 +7,7 @@ mod args;
 mod cmd;
 mod error;
 mod progress;
+mod session;
 
 use clap::Parser;
 

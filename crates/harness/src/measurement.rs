@@ -109,14 +109,14 @@ pub fn measure_case(
         let raw = Summary::of(&combined).ok_or_else(|| invalid("no samples".into()))?;
         let noise = (raw.ci_high - raw.ci_low) / 2.0 + (b.summary.ci_high - b.summary.ci_low) / 2.0;
         if raw.median - b.summary.median <= noise {
-            warnings.push(touchstone_results::Warning {
-                code: "overhead-swamps".into(),
-                message: format!(
-                    "the measured overhead ({:.4} ns) swamps the signal ({:.4} ns before subtraction)",
-                    b.summary.median, raw.median
-                ),
-                remedy: "the figure is not meaningful; use a larger working set or more processes".into(),
-            });
+            let message = format!(
+                "the measured overhead ({:.4} ns) swamps the signal ({:.4} ns before subtraction)",
+                b.summary.median, raw.median
+            );
+            warnings.push(touchstone_results::Warning::new(
+                touchstone_results::WarningCode::OverheadSwamps,
+                message,
+            ));
         }
         for x in combined.iter_mut().chain(per_process.iter_mut().flatten()) {
             *x = (*x - b.summary.median).max(0.0);

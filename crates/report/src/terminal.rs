@@ -4,9 +4,8 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use touchstone_results::groups::{title, GROUPS};
-use touchstone_results::store::RunRow;
 use touchstone_results::units::Scale;
-use touchstone_results::{Measurement, Run, Statistic};
+use touchstone_results::{Measurement, Run, RunRow, Statistic};
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -108,12 +107,12 @@ pub fn run_header(run: &Run) -> String {
                 .unwrap_or_default()
         ),
         format!(
-            "  {} — {}, {}",
+            "  {} — {}{}",
             run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
             run.status.as_str(),
             run.ended_at
                 .map(|e| format!(
-                    "took {:.1} s",
+                    ", took {:.1} s",
                     (e - run.started_at).num_milliseconds() as f64 / 1e3
                 ))
                 .unwrap_or_default()
@@ -148,6 +147,9 @@ pub fn run_header(run: &Run) -> String {
             run.tool.profile
         ),
     ];
+    if let Some(reason) = &run.reason {
+        lines.insert(2, format!("  reason: {reason}"));
+    }
     if !h.caches.is_empty() {
         let caches: Vec<String> = h
             .caches

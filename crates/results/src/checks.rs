@@ -5,14 +5,7 @@
 use crate::host::Host;
 use crate::model::Warning;
 use crate::stats::Summary;
-
-fn warning(code: &str, message: String, remedy: &str) -> Warning {
-    Warning {
-        code: code.into(),
-        message,
-        remedy: remedy.into(),
-    }
-}
+use crate::warnings::WarningCode;
 
 /// Load average above this fraction of a CPU means another program competes.
 pub const LOAD_LIMIT: f64 = 0.5;
@@ -23,11 +16,7 @@ pub const CI_LIMIT: f64 = 0.05;
 pub fn check_load(load1: Option<f64>, usable_cpus: u32) -> Option<Warning> {
     let l = load1?;
     (l > LOAD_LIMIT).then(|| {
-        warning(
-            "load",
-            format!("load average {l:.2} at start on {usable_cpus} CPUs: other work competes with the benchmarks"),
-            "re-run on a quiet machine (see `top`), or stop the other work",
-        )
+        Warning::new(WarningCode::Load, format!("load average {l:.2} at start on {usable_cpus} CPUs: other work competes with the benchmarks"))
     })
 }
 
@@ -35,10 +24,9 @@ pub fn check_load(load1: Option<f64>, usable_cpus: u32) -> Option<Warning> {
 pub fn check_governor(governor: Option<&str>) -> Option<Warning> {
     let g = governor?;
     (g != "performance").then(|| {
-        warning(
-            "governor",
+        Warning::new(
+            WarningCode::Governor,
             format!("CPU frequency governor is '{g}': the clock speed changes with load"),
-            "set the 'performance' governor (`cpupower frequency-set -g performance`) before measuring",
         )
     })
 }
@@ -46,10 +34,9 @@ pub fn check_governor(governor: Option<&str>) -> Option<Warning> {
 /// Running inside a virtual machine.
 pub fn check_virtualised(hypervisor: Option<&str>) -> Option<Warning> {
     let h = hypervisor?;
-    Some(warning(
-        "virtualised",
+    Some(Warning::new(
+        WarningCode::Virtualised,
         format!("running under a hypervisor ({h}): timers, scheduling and memory are virtualised"),
-        "compare only with runs on the same kind of virtual machine, or measure on bare metal",
     ))
 }
 
@@ -57,23 +44,18 @@ pub fn check_virtualised(hypervisor: Option<&str>) -> Option<Warning> {
 pub fn check_cpu_quota(quota: Option<f64>, usable_cpus: u32) -> Option<Warning> {
     let q = quota?;
     (q < usable_cpus as f64).then(|| {
-        warning(
-            "cpu-quota",
-            format!("a cgroup CPU quota allows {q:.2} CPUs of the {usable_cpus} visible: the scheduler throttles beyond it"),
-            "run outside the container or raise its CPU limit; keep --parallel at or below the quota",
-        )
+        Warning::new(WarningCode::CpuQuota, format!("a cgroup CPU quota allows {q:.2} CPUs of the {usable_cpus} visible: the scheduler throttles beyond it"))
     })
 }
 
 /// An unoptimised build measures itself, not the machine.
 pub fn check_profile(profile: &str) -> Option<Warning> {
     (profile != "release").then(|| {
-        warning(
-            "debug-build",
+        Warning::new(
+            WarningCode::DebugBuild,
             format!(
                 "touchstone was built with the '{profile}' profile: inner loops are not optimised"
             ),
-            "build with `cargo build --release` and run target/release/touchstone",
         )
     })
 }
@@ -99,13 +81,12 @@ pub fn check_ci(summary: &Summary) -> Option<Warning> {
     }
     let width = (summary.ci_high - summary.ci_low) / summary.median.abs();
     (width > CI_LIMIT).then(|| {
-        warning(
-            "ci-wide",
+        Warning::new(
+            WarningCode::CiWide,
             format!(
                 "95 % confidence interval is {:.1} % of the median",
                 width * 100.0
             ),
-            "re-run on a quiet machine or raise --repetitions",
         )
     })
 }
@@ -113,21 +94,18 @@ pub fn check_ci(summary: &Summary) -> Option<Warning> {
 /// Timed intervals during which other work took the CPU from the benchmark.
 pub fn check_preempted(preempted: usize, total: usize) -> Option<Warning> {
     (preempted > 0).then(|| {
-        warning(
-            "preempted",
-            format!("{preempted} of {total} timed intervals were preempted by other work (involuntary context switches), so they read long"),
-            "re-run on a quiet machine; the median resists a few such intervals, not a majority",
-        )
+        Warning::new(WarningCode::Preempted, format!("{preempted} of {total} timed intervals were preempted by other work (involuntary context switches), so they read long"))
     })
 }
 
 /// More processes than CPUs: they time-share, which is what is measured.
 pub fn check_oversubscribed(parallel: u32, usable_cpus: u32) -> Option<Warning> {
     (parallel > usable_cpus).then(|| {
-        warning(
-            "oversubscribed",
-            format!("{parallel} processes on {usable_cpus} CPUs: the processes time-share the CPUs"),
-            "read the figure as throughput under time-sharing, or use --parallel up to the CPU count",
+        Warning::new(
+            WarningCode::Oversubscribed,
+            format!(
+                "{parallel} processes on {usable_cpus} CPUs: the processes time-share the CPUs"
+            ),
         )
     })
 }

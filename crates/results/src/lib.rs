@@ -10,12 +10,16 @@ pub mod host;
 pub mod json;
 pub mod model;
 pub mod stats;
+// Only the binary opens the store: SQLite is linked by those that enable
+// this crate's `store` feature (the CLI), not by everything that reads results.
+#[cfg(feature = "store")]
 pub mod store;
 pub mod units;
+pub mod warnings;
 
 pub use model::{
-    Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunStatus, Statistic, Tool,
-    Warning,
+    Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunRow, RunStatus, Tool, Warning,
 };
-pub use stats::Summary;
+pub use stats::{Statistic, Summary};
 pub use units::Unit;
+pub use warnings::WarningCode;

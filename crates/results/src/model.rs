@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
+pub use crate::stats::Statistic;
 use crate::stats::Summary;
 use crate::units::Unit;
 
@@ -27,11 +28,27 @@ pub struct Run {
     #[serde(default)]
     pub ended_at: Option<DateTime<Utc>>,
     pub status: RunStatus,
+    /// Why a run that did not complete ended: the error that stopped it, the
+    /// measurements that failed, or the interruption. Absent when complete
+    /// (and in runs stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Conditions that could spoil every figure of the run (load, governor…).
     #[serde(default)]
     pub warnings: Vec<Warning>,
     #[serde(default)]
     pub measurements: Vec<Measurement>,
+}
+
+/// A stored run in brief: one line of `touchstone runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub id: String,
+    pub label: Option<String>,
+    pub hostname: String,
+    pub started_at: DateTime<Utc>,
+    pub status: String,
+    pub measurements: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,18 +115,6 @@ pub struct RunOptions {
     pub warmup_ns: u64,
 }
 
-/// Which statistic is a measurement's headline figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Statistic {
-    /// The representative figure (default, as lmbench).
-    #[default]
-    Median,
-    /// The best case, for benchmarks that look for a physical limit (mhz).
-    Min,
-    Max,
-}
-
 /// One timing interval of one process, as the harness recorded it. Times are
 /// CLOCK_MONOTONIC nanoseconds, comparable across the processes of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,10 +145,14 @@ pub struct Baseline {
     pub samples: Vec<f64>,
 }
 
-/// A condition that qualifies a figure, with what to do about it.
+/// A condition that qualifies a figure, with what to do about it. Built with
+/// `Warning::new` from a code of the one list (`warnings::WarningCode`);
+/// `non_exhaustive` keeps other crates from writing free-text codes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Warning {
-    /// Stable identifier, e.g. "ci-wide", "load", "governor".
+    /// Stable identifier, e.g. "ci-wide", "load", "governor" (see
+    /// `warnings::WarningCode`; stored as text, so unknown codes still load).
     pub code: String,
     pub message: String,
     pub remedy: String,
@@ -197,5 +206,63 @@ impl Measurement {
     /// The headline figure (the chosen statistic of the samples).
     pub fn value(&self) -> f64 {
         self.summary.get(self.statistic)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(status: RunStatus, reason: Option<&str>) -> Run {
+        Run {
+            id: "0123456789abcdef".into(),
+            label: None,
+            host: Host::default(),
+            tool: Tool {
+                name: "touchstone".into(),
+                version: "0.1.0".into(),
+                profile: "release".into(),
+                rustc: None,
+            },
+            clock: ClockInfo {
+                source: "test".into(),
+                resolution_ns: 1.0,
+                declared_resolution_ns: 1.0,
+                read_cost_ns: 20.0,
+                min_interval_ns: 20_000,
+            },
+            options: RunOptions {
+                selection: vec![],
+                repetitions: 11,
+                parallel: vec![1],
+                quick: false,
+                target_interval_ns: 5_000_000,
+                parallel_interval_ns: 1_000_000_000,
+                warmup_ns: 10_000_000,
+            },
+            started_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),
+            ended_at: None,
+            status,
+            reason: reason.map(String::from),
+            warnings: vec![],
+            measurements: vec![],
+        }
+    }
+
+    #[test]
+    fn a_run_without_a_reason_reads_and_writes_as_before_the_field_existed() {
+        // A complete run writes no `reason`, so documents and stored headers
+        // of older touchstones (which have none) read back the same.
+        let complete = run(RunStatus::Complete, None);
+        let v = serde_json::to_value(&complete).unwrap();
+        assert!(v.get("reason").is_none(), "{v}");
+        assert_eq!(serde_json::from_value::<Run>(v).unwrap(), complete);
+    }
+
+    #[test]
+    fn a_failed_runs_reason_round_trips() {
+        let failed = run(RunStatus::Failed, Some("1 of 2 measurements failed: x"));
+        let text = serde_json::to_string(&failed).unwrap();
+        assert_eq!(serde_json::from_str::<Run>(&text).unwrap(), failed);
     }
 }

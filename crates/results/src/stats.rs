@@ -10,6 +10,18 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Which statistic is a measurement's headline figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The representative figure (default, as lmbench).
+    #[default]
+    Median,
+    /// The best case, for benchmarks that look for a physical limit (mhz).
+    Min,
+    Max,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
@@ -61,11 +73,11 @@ impl Summary {
     }
 
     /// The figure a statistic selects.
-    pub fn get(&self, stat: crate::model::Statistic) -> f64 {
+    pub fn get(&self, stat: Statistic) -> f64 {
         match stat {
-            crate::model::Statistic::Median => self.median,
-            crate::model::Statistic::Min => self.min,
-            crate::model::Statistic::Max => self.max,
+            Statistic::Median => self.median,
+            Statistic::Min => self.min,
+            Statistic::Max => self.max,
         }
     }
 }

@@ -14,10 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
-use crate::model::{Measurement, Run, RunStatus, Warning};
+pub use crate::model::RunRow;
+use crate::model::{Measurement, Run};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
@@ -55,17 +55,6 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-}
-
-/// One line of `touchstone runs`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunRow {
-    pub id: String,
-    pub label: Option<String>,
-    pub hostname: String,
-    pub started_at: DateTime<Utc>,
-    pub status: String,
-    pub measurements: u64,
 }
 
 pub struct Store {
@@ -217,14 +206,10 @@ impl Store {
         tx.commit().map_err(|e| map_err(&self.path, e))
     }
 
-    /// Close a run: its status, end time and run-level warnings.
-    pub fn finish_run(
-        &mut self,
-        run_id: &str,
-        status: RunStatus,
-        ended_at: DateTime<Utc>,
-        warnings: &[Warning],
-    ) -> Result<(), StoreError> {
+    /// Close a run: its status, end time, reason and run-level warnings are
+    /// taken from `run` (its measurements are already stored).
+    pub fn finish_run(&mut self, run: &Run) -> Result<(), StoreError> {
+        let run_id = run.id.as_str();
         let tx = self
             .conn
             .transaction()
@@ -234,19 +219,20 @@ impl Store {
                 r.get(0)
             })
             .map_err(|e| map_err(&self.path, e))?;
-        let mut run: Run = serde_json::from_str(&header).map_err(|e| StoreError::Corrupt {
+        let mut stored: Run = serde_json::from_str(&header).map_err(|e| StoreError::Corrupt {
             path: self.path.clone(),
             message: format!("run {run_id}: {e}"),
         })?;
-        run.status = status;
-        run.ended_at = Some(ended_at);
-        run.warnings = warnings.to_vec();
+        stored.status = run.status;
+        stored.ended_at = run.ended_at;
+        stored.reason = run.reason.clone();
+        stored.warnings = run.warnings.clone();
         tx.execute(
             "UPDATE runs SET status = ?2, header = ?3 WHERE id = ?1",
             params![
                 run_id,
-                status.as_str(),
-                serde_json::to_string(&run).unwrap()
+                run.status.as_str(),
+                serde_json::to_string(&stored).unwrap()
             ],
         )
         .map_err(|e| map_err(&self.path, e))?;

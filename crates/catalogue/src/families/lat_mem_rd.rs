@@ -9,7 +9,7 @@
 //! and sets them next to the sizes the OS reports.
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{groups, Measurement, Statistic, Unit, Warning};
+use touchstone_results::{groups, Measurement, Statistic, Unit, Warning, WarningCode};
 
 use super::memlib::{
     bytes_text, chain_offsets, chase, check_memory, derived, detect_levels, lay_chain, llc_bytes,
@@ -172,52 +172,44 @@ pub fn derive_from(
                 if let Some(o) = os.iter().find(|c| c.level == lv) {
                     extra.push(("os_size_bytes", o.size_bytes as f64));
                     if !sizes_agree(size, o.size_bytes) {
-                        warnings.push(Warning {
-                            code: "cache-size-disagrees".into(),
-                            message: format!(
+                        warnings.push(Warning::new(
+                            WarningCode::CacheSizeDisagrees,
+                            format!(
                                 "L{lv} detected at {} in the {chain} curve; the OS reports {}",
                                 bytes_text(size),
                                 bytes_text(o.size_bytes)
                             ),
-                            remedy: "a shared or exclusive cache, a virtual machine's \
-                                     topology or other load can move the step; see the curve"
-                                .into(),
-                        });
+                        ));
                     }
                 } else {
-                    warnings.push(Warning {
-                        code: "cache-level-unreported".into(),
-                        message: format!(
+                    warnings.push(Warning::new(
+                        WarningCode::CacheLevelUnreported,
+                        format!(
                             "a level ending at {} was found but the OS reports no L{lv}",
                             bytes_text(size)
                         ),
-                        remedy: "the step may be the TLB's reach rather than a cache".into(),
-                    });
+                    ));
                 }
                 format!("lat_mem_rd/level:L{lv}")
             }
             None => {
                 if cache_levels != os.len() {
-                    warnings.push(Warning {
-                        code: "cache-levels-differ".into(),
-                        message: format!(
-                            "{cache_levels} cache levels found in the {chain} curve; the OS reports {}",
-                            os.len()
-                        ),
-                        remedy: "levels with close latencies merge; measure a finer curve".into(),
-                    });
+                    let message = format!(
+                        "{cache_levels} cache levels found in the {chain} curve; the OS reports {}",
+                        os.len()
+                    );
+                    warnings.push(Warning::new(WarningCode::CacheLevelsDiffer, message));
                 }
                 if let Some(llc) = llc {
                     if max_size < 4 * llc {
-                        warnings.push(Warning {
-                            code: "curve-short".into(),
-                            message: format!(
+                        warnings.push(Warning::new(
+                            WarningCode::CurveShort,
+                            format!(
                                 "the curve stops at {}, under 4× the last-level cache ({})",
                                 bytes_text(max_size),
                                 bytes_text(llc)
                             ),
-                            remedy: "add larger sizes (size:...) for a memory latency".into(),
-                        });
+                        ));
                     }
                 }
                 "lat_mem_rd/level:mem".to_string()

@@ -7,7 +7,7 @@
 //! plateau, next to the OS's coherency_line_size.
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{Measurement, Statistic, Unit, Warning};
+use touchstone_results::{Measurement, Statistic, Unit, Warning, WarningCode};
 
 use super::memlib::{
     chain_offsets, chase, check_memory, derived, lay_chain, os_caches, os_line_bytes, page_size,
@@ -99,11 +99,10 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
     let mut w = Vec::new();
     if let Some(o) = os {
         if o != line {
-            w.push(Warning {
-                code: "line-differs".into(),
-                message: format!("line size measured {line} B; the OS reports {o} B"),
-                remedy: "an adjacent-line prefetcher fetches lines in pairs; see the curve".into(),
-            });
+            w.push(Warning::new(
+                WarningCode::LineDiffers,
+                format!("line size measured {line} B; the OS reports {o} B"),
+            ));
         }
     }
     let _ = os_caches;

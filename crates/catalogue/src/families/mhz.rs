@@ -5,7 +5,7 @@
 //! ever slows the chain. `derive` sets the OS's figure beside it.
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{Measurement, Statistic, Unit, Warning};
+use touchstone_results::{Measurement, Statistic, Unit, Warning, WarningCode};
 
 use super::memlib::derived;
 use crate::family::{Built, Family, Mode, Parallel};
@@ -60,11 +60,10 @@ pub fn compare(measured: f64, os: f64) -> Measurement {
     let ratio = measured / os;
     let mut w = Vec::new();
     if !(0.9..=1.1).contains(&ratio) {
-        w.push(Warning {
-            code: "mhz-differs".into(),
-            message: format!("measured {measured:.0} MHz; the OS reports {os:.0} MHz"),
-            remedy: "turbo, power saving or a virtual machine's nominal clock; the measured figure is what code runs at".into(),
-        });
+        w.push(Warning::new(
+            WarningCode::MhzDiffers,
+            format!("measured {measured:.0} MHz; the OS reports {os:.0} MHz"),
+        ));
     }
     derived(
         "mhz/source:os",

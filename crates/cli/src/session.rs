@@ -1,0 +1,388 @@
+//! One run session, shared by every command that measures (`run`, `app`,
+//! and the workload commands to come): after the command has checked its
+//! plan, the session opens the store, calibrates the clock, collects the
+//! host and its warnings, stores the run's header as `running`, stores each
+//! measurement the moment it is finished (persist as you go), and always
+//! finishes the stored run:
+//! - `complete` when everything was measured;
+//! - `failed`, with the reason stored, when a measurement failed or an error
+//!   (e.g. the store's) stopped the run;
+//! - `interrupted` on Ctrl-C, SIGTERM or SIGHUP.
+//!
+//! A command hands its measuring code's result to `finish`, so every early
+//! return (`?`) inside that code still finishes the run; a panic is caught
+//! by the `Drop` guard, which stores the run as failed. Only a process that
+//! is killed outright leaves its run `running`.
+//!
+//! Fault injection for tests: `TOUCHSTONE_FAILPOINT=NAME[@N][,…]` makes the
+//! named step fail (from its N-th call on): `store_add` (storing a
+//! measurement) and `build_case` (building a case mid-run). The integration
+//! tests use it to prove that those exits finish the stored run; nothing
+//! else sets it.
+
+use std::path::PathBuf;
+
+use chrono::Utc;
+use touchstone_harness::{
+    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
+};
+use touchstone_report::terminal;
+use touchstone_results::store::{Open, Store, StoreError};
+use touchstone_results::{checks, host, json, Measurement, Run, RunOptions, RunStatus, Tool};
+
+use crate::error::CliError;
+use crate::progress::Progress;
+
+/// What a command asks of a session, after its own checks.
+pub struct Request {
+    /// The store's path (`--db`), or the default.
+    pub db: Option<PathBuf>,
+    /// Store the run (`--no-store` clears it).
+    pub store: bool,
+    pub label: Option<String>,
+    /// The specs as typed, recorded in the run's options.
+    pub selection: Vec<String>,
+    pub parallel: Vec<u32>,
+    pub quick: bool,
+    /// Measurements planned, for the progress bar and the failure count.
+    pub planned: usize,
+}
+
+pub struct Session {
+    run: Run,
+    store: Option<Store>,
+    progress: Progress,
+    planned: usize,
+    /// One line per failed case: what failed and why.
+    failures: Vec<String>,
+    interrupted: bool,
+    /// Set by `finish`; a session dropped without it stores its run as failed.
+    finished: bool,
+}
+
+/// The build profile, recorded with every run (debug builds measure the
+/// harness, not the machine).
+pub fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+pub fn new_run_id() -> String {
+    let mut b = [0u8; 8];
+    // SAFETY: filling a local buffer.
+    let got = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };
+    if got != b.len() as isize {
+        let t = Utc::now().timestamp_nanos_opt().unwrap_or(0) as u64
+            ^ ((std::process::id() as u64) << 32);
+        b = t.to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether the test-only failpoint `name` fires at its `call`-th use (1-based).
+pub fn failpoint(name: &str, call: usize) -> bool {
+    let Some(spec) = std::env::var_os("TOUCHSTONE_FAILPOINT") else {
+        return false;
+    };
+    spec.to_string_lossy()
+        .split(',')
+        .any(|f| match f.split_once('@') {
+            Some((n, from)) => n == name && from.parse::<usize>().is_ok_and(|from| call >= from),
+            None => f == name,
+        })
+}
+
+/// Most failed cases named one by one in a run's stored reason.
+const REASONS_SHOWN: usize = 3;
+
+impl Session {
+    /// Open the store (before measuring, so a locked or foreign database is
+    /// reported now, not after minutes of work), calibrate the clock into
+    /// `plan`, collect the host and its warnings, and store the run as
+    /// `running`.
+    pub fn start(req: Request, plan: &mut Plan) -> Result<Session, CliError> {
+        let mut store = if req.store {
+            Some(Store::open(
+                &crate::cmd::db_path(req.db),
+                Open::CreateIfMissing,
+            )?)
+        } else {
+            None
+        };
+        signals::install();
+        scratch::remove_stale();
+        let clock = calibrate();
+        plan.min_interval_ns = clock.min_interval_ns;
+        let host = host::collect();
+        let warnings = checks::host_warnings(&host, profile());
+        let run = Run {
+            id: new_run_id(),
+            label: req.label,
+            host,
+            tool: Tool {
+                name: "touchstone".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                profile: profile().into(),
+                rustc: None,
+            },
+            clock,
+            options: RunOptions {
+                selection: req.selection,
+                repetitions: plan.repetitions,
+                parallel: req.parallel,
+                quick: req.quick,
+                target_interval_ns: plan.target_ns,
+                parallel_interval_ns: plan.parallel_target_ns,
+                warmup_ns: plan.warmup_ns,
+            },
+            started_at: Utc::now(),
+            ended_at: None,
+            status: RunStatus::Running,
+            reason: None,
+            warnings,
+            measurements: Vec::new(),
+        };
+        if let Some(s) = store.as_mut() {
+            s.begin_run(&run)?;
+        }
+        let progress = Progress::new(req.planned);
+        for w in &run.warnings {
+            progress.line(&format!("warning: {} — {}", w.message, w.remedy));
+        }
+        Ok(Session {
+            run,
+            store,
+            progress,
+            planned: req.planned,
+            failures: Vec::new(),
+            interrupted: false,
+            finished: false,
+        })
+    }
+
+    /// A line for the user that stays (a skipped family, a derived figure).
+    pub fn note(&self, text: &str) {
+        self.progress.line(text);
+    }
+
+    /// Whether the run has been interrupted: a signal arrived, or the
+    /// harness stopped a measurement because of one.
+    pub fn interrupted(&mut self) -> bool {
+        self.interrupted |= signals::interrupted();
+        self.interrupted
+    }
+
+    /// The next case begins (advances the progress bar).
+    pub fn start_case(&mut self, name: &str) {
+        self.progress.start_case(name);
+    }
+
+    /// A case that could not be measured: reported now, counted, and named
+    /// in the stored reason; the run goes on with the next case.
+    pub fn fail(&mut self, error: String) {
+        self.progress.case_line(&format!("error: {error}"));
+        self.failures.push(error);
+    }
+
+    /// Measure one case and store its measurement. A measurement failure is
+    /// noted (`fail`) and an interruption remembered: neither is an error
+    /// here. An error is returned only when the measurement cannot be
+    /// stored.
+    pub fn measure(
+        &mut self,
+        label: &CaseLabel,
+        bench: &mut dyn Benchmark,
+        shape: &Shape,
+        baseline: Option<(&str, &mut dyn Benchmark)>,
+        plan: &Plan,
+    ) -> Result<(), CliError> {
+        match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
+            Ok(m) => {
+                let [fig, _, rel] = terminal::figure_cells(&m);
+                let par = if plan.parallel > 1 {
+                    format!(" ×{}", plan.parallel)
+                } else {
+                    String::new()
+                };
+                self.progress
+                    .case_line(&format!("{}{par}: {fig} ({rel})", m.name));
+                self.record(m)
+            }
+            Err(HarnessError::Interrupted) => {
+                self.interrupted = true;
+                Ok(())
+            }
+            Err(e) => {
+                self.fail(e.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    /// Keep a finished measurement and commit it to the store. It is kept
+    /// (printed, in --json) even when storing it fails.
+    pub fn record(&mut self, m: Measurement) -> Result<(), CliError> {
+        self.run.measurements.push(m);
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        if failpoint("store_add", self.run.measurements.len()) {
+            return Err(StoreError::Io {
+                path: store.path().to_path_buf(),
+                source: std::io::Error::other("failpoint store_add"),
+            }
+            .into());
+        }
+        let m = self.run.measurements.last().expect("just pushed");
+        store.add_measurement(&self.run.id, m)?;
+        Ok(())
+    }
+
+    /// The measurements kept so far.
+    pub fn measurements(&self) -> &[Measurement] {
+        &self.run.measurements
+    }
+
+    /// Why the run ends as it does: its status and reason, from the result
+    /// of the command's measuring code and what the session saw.
+    fn ending(&self, body: &Result<(), CliError>) -> (RunStatus, Option<String>) {
+        let failed = (!self.failures.is_empty()).then(|| {
+            let mut text = format!(
+                "{} of {} measurements failed: {}",
+                self.failures.len(),
+                self.planned,
+                self.failures[..self.failures.len().min(REASONS_SHOWN)].join("; ")
+            );
+            if self.failures.len() > REASONS_SHOWN {
+                text += &format!("; and {} more", self.failures.len() - REASONS_SHOWN);
+            }
+            text
+        });
+        match body {
+            Err(e) => {
+                let reason = match failed {
+                    Some(f) => format!("{e}; {f}"),
+                    None => e.to_string(),
+                };
+                (RunStatus::Failed, Some(reason))
+            }
+            Ok(()) if self.interrupted => (
+                RunStatus::Interrupted,
+                Some(format!(
+                    "interrupted by a signal (Ctrl-C, SIGTERM or SIGHUP) after {} measurement(s)",
+                    self.run.measurements.len()
+                )),
+            ),
+            Ok(()) if failed.is_some() => (RunStatus::Failed, failed),
+            Ok(()) => (RunStatus::Complete, None),
+        }
+    }
+
+    /// Close the stored run with its final status and reason.
+    fn close(&mut self, status: RunStatus, reason: Option<String>) -> Result<(), StoreError> {
+        self.finished = true;
+        self.run.status = status;
+        self.run.reason = reason;
+        self.run.ended_at = Some(Utc::now());
+        match self.store.as_mut() {
+            Some(s) => s.finish_run(&self.run),
+            None => Ok(()),
+        }
+    }
+
+    /// Finish the run whatever `body` (the command's measuring code)
+    /// returned: store its final status and reason, print the run (JSON, or
+    /// the header, the table and `notes(run)`), and return the command's
+    /// result — `body`'s error first, then interruption, then failed cases.
+    pub fn finish(
+        mut self,
+        body: Result<(), CliError>,
+        as_json: bool,
+        notes: impl FnOnce(&Run) -> String,
+    ) -> Result<(), CliError> {
+        let (status, reason) = self.ending(&body);
+        let closed = self.close(status, reason);
+        self.progress.finish();
+        if let (Err(e), Err(_)) = (&closed, &body) {
+            // The error that stopped the run is the one reported below.
+            self.progress.line(&format!(
+                "could not mark the stored run as {}: {e}",
+                status.as_str()
+            ));
+        }
+        let run = &self.run;
+        if as_json {
+            println!("{}", json::to_string(vec![run.clone()]));
+        } else {
+            print!(
+                "{}\n{}{}",
+                terminal::run_header(run),
+                terminal::measurements(&run.measurements),
+                notes(run)
+            );
+            if let (Some(s), Ok(())) = (&self.store, &closed) {
+                println!("stored as run {} in {}", run.id, s.path().display());
+            }
+        }
+        body?;
+        closed?;
+        if status == RunStatus::Interrupted {
+            return Err(CliError::Interrupted(run.id.clone()));
+        }
+        if !self.failures.is_empty() {
+            return Err(CliError::Failed(self.failures.len(), self.planned));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    /// The backstop: a session that was never finished (a panic unwinding
+    /// through the command) stores its run as failed rather than leaving it
+    /// `running`, which reads as a crash.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.close(
+                RunStatus::Failed,
+                Some("touchstone stopped before finishing the run (an internal error; see the message above)".into()),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_inside_a_session_stores_the_run_as_failed_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.sqlite");
+        let request = Request {
+            db: Some(db.clone()),
+            store: true,
+            label: Some("panics".into()),
+            selection: vec!["null_loop".into()],
+            parallel: vec![1],
+            quick: true,
+            planned: 1,
+        };
+        let unwound = std::panic::catch_unwind(move || {
+            let mut plan = Plan::quick();
+            let _session = Session::start(request, &mut plan).unwrap();
+            panic!("a bug in a command");
+        });
+        assert!(unwound.is_err());
+        let store = Store::open(&db, Open::MustExist).unwrap();
+        let rows = store.list_runs().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].status, "failed");
+        let run = store.load_run(&rows[0].id).unwrap();
+        let reason = run.reason.expect("a reason is stored");
+        assert!(reason.contains("before finishing"), "{reason}");
+        assert!(run.ended_at.is_some());
+    }
+}
