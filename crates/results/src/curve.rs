@@ -164,8 +164,9 @@ pub struct Trial {
 pub struct Convergence {
     /// The rule: confidence and target total width (fractions), trial bounds.
     pub rule: Rule,
-    /// Total width of the interval reached, as a fraction of the mean.
-    pub width: f64,
+    /// Total width of the interval reached, as a fraction of the mean
+    /// (None: no interval exists, e.g. a mean of zero).
+    pub width: Option<f64>,
     /// False: `max_trials` ran without reaching the width; the point is flagged.
     pub converged: bool,
 }
@@ -174,7 +175,7 @@ impl Convergence {
     pub fn from_assessment(rule: Rule, a: &Assessment) -> Convergence {
         Convergence {
             rule,
-            width: a.width,
+            width: a.width.is_finite().then_some(a.width),
             converged: a.verdict == Verdict::Converged,
         }
     }
@@ -318,7 +319,7 @@ mod tests {
             throughput_half_width: 0.0,
             convergence: Convergence {
                 rule,
-                width: 0.0,
+                width: Some(0.01),
                 converged: true,
             },
             latency: Latency::of(&h),
