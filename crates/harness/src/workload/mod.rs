@@ -199,13 +199,19 @@ pub fn open_files_limit() -> u64 {
 /// Refuse a load whose process `who` would need `needed` descriptors, over
 /// the open-files limit, naming the limit and the remedy.
 pub fn check_open_files(load: u32, needed: u64, who: &str) -> Result<(), String> {
-    let limit = open_files_limit();
-    if needed <= limit {
-        return Ok(());
+    match open_files_error(load, needed, open_files_limit(), who) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    Err(format!(
-        "load {load} needs {needed} open files in {who}, above this shell's limit of {limit} \
-         (`ulimit -n`); raise it (e.g. `ulimit -n {}`) or use a smaller load",
-        needed.next_power_of_two().max(1024)
-    ))
+}
+
+/// The refusal `check_open_files` gives under `limit`, if any.
+pub fn open_files_error(load: u32, needed: u64, limit: u64, who: &str) -> Option<String> {
+    (needed > limit).then(|| {
+        format!(
+            "load {load} needs {needed} open files in {who}, above this shell's limit of {limit} \
+             (`ulimit -n`); raise it (e.g. `ulimit -n {}`) or use a smaller load",
+            needed.next_power_of_two().max(1024)
+        )
+    })
 }
