@@ -684,6 +684,12 @@ mod tests {
             demand.server_ns_per_op.is_some_and(|s| s > 0.0),
             "{demand:?}"
         );
+        // Little's law: clients in a closed loop = throughput × mean latency
+        // (less the time between a client's operations; at most the
+        // window's edges add one operation per client).
+        let busy = o.throughput * l.mean() / 1e9 / load as f64;
+        let edge = l.max() as f64 / o.window_ns() as f64;
+        assert!(busy <= 1.0 + edge + 1e-3 && busy > 0.5, "X·R/L = {busy}");
         assert_eq!(o.pids.len(), load as usize + 1, "L clients and the server");
         for &pid in &o.pids {
             assert!(gone(pid), "process {pid} outlived the trial");

@@ -229,6 +229,12 @@ fn assert_sound(o: &TrialOutcome, load: u32) {
     assert!(l.value_at_quantile(0.99) <= l.max());
     // Each op sleeps 200 µs at least.
     assert!(l.min() >= 200_000, "{}", l.min());
+    // Little's law: L clients in a closed loop = throughput × mean latency
+    // (less the time between operations; the window's edges add at most
+    // one operation per client).
+    let busy = o.throughput * l.mean() / 1e9 / load as f64;
+    let edge = l.max() as f64 / o.window_ns() as f64;
+    assert!(busy <= 1.0 + edge + 1e-3 && busy > 0.5, "X·R/L = {busy}");
     // Samples taken near the window's edges.
     assert!(o.sampled.0 >= o.window.0 && o.sampled.1 >= o.window.1);
     assert!(o.client_cpu_ns >= 0.0);
