@@ -9,7 +9,7 @@
 use hdrhistogram::Histogram;
 use touchstone_results::convergence::{assess, Assessment, Rule, Verdict};
 use touchstone_results::curve::{
-    latency_histogram, Convergence, CpuSplit, Latency, Point, ServiceDemand, TypeLatency,
+    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, TypeLatency,
 };
 
 use super::cpu;
@@ -34,6 +34,24 @@ pub struct Sweep {
     /// For each CPU count, each load, in that order.
     pub points: Vec<Point>,
     pub unmeasured_cpus: Vec<u32>,
+}
+
+impl Sweep {
+    /// The results model's curve of this sweep.
+    pub fn into_curve(
+        self,
+        workload: &str,
+        params: std::collections::BTreeMap<String, String>,
+        operation: &str,
+    ) -> Curve {
+        Curve {
+            workload: workload.to_string(),
+            params,
+            operation: operation.to_string(),
+            points: self.points,
+            unmeasured_cpus: self.unmeasured_cpus,
+        }
+    }
 }
 
 /// The default ladder: 1, 2, 4, … doubling up to 4 × `cpus` (which ends
@@ -110,6 +128,7 @@ pub fn validate(
             }
         }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
+        check_rate(&plan.trial, load)?;
     }
     Ok(loads)
 }
@@ -125,6 +144,21 @@ pub fn validate_trial(plan: &TrialPlan) -> Result<(), WorkloadError> {
         if !(rate.is_finite() && rate > 0.0) {
             return Err(WorkloadError::Invalid(format!(
                 "an open-loop rate of {rate} operations/s: it must be above 0"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An open-loop rate so low that a client would wait half the stall
+/// timeout between operations cannot be told from a stall.
+fn check_rate(plan: &TrialPlan, load: u32) -> Result<(), WorkloadError> {
+    if let Pacing::Open { rate } = plan.pacing {
+        let gap_s = load as f64 / rate;
+        if gap_s > plan.stall_timeout.as_secs_f64() / 2.0 {
+            return Err(WorkloadError::Invalid(format!(
+                "an open-loop rate of {rate} operations/s gives each of {load} clients one \
+                 operation every {gap_s:.1} s; raise the rate or lower the load"
             )));
         }
     }
@@ -164,6 +198,9 @@ pub fn measure_point(
     rule: &Rule,
     observer: &mut dyn SweepObserver,
 ) -> Result<Point, WorkloadError> {
+    rule.validate().map_err(WorkloadError::Invalid)?;
+    validate_trial(plan)?;
+    check_rate(plan, load)?;
     let mut outcomes = Vec::new();
     let mut series = Vec::new();
     loop {

@@ -510,6 +510,30 @@ fn a_sweep_measures_every_load_at_every_cpu_count_with_every_client_through_the_
             assert_eq!(p.latency.histogram.decode().unwrap().len(), kept_ops);
         }
     }
+    // The curve of real points survives the results model's JSON: counts
+    // and histograms exactly, floats to their last digit or so (serde_json
+    // parses floats without its `float_roundtrip` feature).
+    let curve = s.clone().into_curve("fake", Default::default(), "op");
+    assert_eq!(curve.unmeasured_cpus, vec![usable + 1]);
+    let back: touchstone_results::curve::Curve =
+        serde_json::from_str(&serde_json::to_string(&curve).unwrap()).unwrap();
+    assert_eq!(back.points.len(), curve.points.len());
+    for (b, p) in back.points.iter().zip(&curve.points) {
+        assert_eq!(b.latency.histogram, p.latency.histogram);
+        let ints = |l: &touchstone_results::curve::Latency| {
+            (
+                l.count, l.min_ns, l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.max_ns,
+            )
+        };
+        assert_eq!(ints(&b.latency), ints(&p.latency));
+        assert_eq!(b.latency.histogram.decode().unwrap().len(), p.latency.count);
+        assert_eq!(
+            (b.load, b.cpus, b.trials.len()),
+            (p.load, p.cpus, p.trials.len())
+        );
+        assert!((b.throughput - p.throughput).abs() <= 1e-12 * p.throughput);
+        assert_eq!(b.convergence.converged, p.convergence.converged);
+    }
     assert_eq!(rec.outcomes.len(), rec.started.len());
     for o in &rec.outcomes {
         assert!(
@@ -554,6 +578,10 @@ fn bad_input_is_refused_before_anything_runs() {
     let mut no_rate = base.clone();
     no_rate.trial.pacing = Pacing::Open { rate: 0.0 };
     assert!(err(&no_rate).contains("rate"));
+    let mut slow = base.clone();
+    slow.loads = Some(vec![4]);
+    slow.trial.pacing = Pacing::Open { rate: 0.1 };
+    assert!(err(&slow).contains("every 40.0 s"), "{}", err(&slow));
     // The default ladder is bounded by the workload.
     assert_eq!(validate(&w, &base, 4).unwrap(), vec![1, 2, 4, 8]);
     // Nothing ran: no process was ever recorded.
