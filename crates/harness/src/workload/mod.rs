@@ -196,6 +196,33 @@ pub fn open_files_limit() -> u64 {
     r.rlim_cur
 }
 
+/// The soft limit on processes and threads of this user (`ulimit -u`).
+pub fn tasks_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a local struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    r.rlim_cur
+}
+
+/// The refusal for a load whose clients and server (processes or threads)
+/// would exceed `limit` tasks, if any.
+pub fn tasks_error(load: u32, limit: u64) -> Option<String> {
+    let needed = load as u64 + 2;
+    (needed > limit).then(|| {
+        format!(
+            "load {load} needs at least {needed} processes or threads, above this user's limit \
+             of {limit} (`ulimit -u`); raise it or use a smaller load"
+        )
+    })
+}
+
 /// Refuse a load whose process `who` would need `needed` descriptors, over
 /// the open-files limit, naming the limit and the remedy.
 pub fn check_open_files(load: u32, needed: u64, who: &str) -> Result<(), String> {

@@ -127,6 +127,9 @@ pub fn validate(
                 ));
             }
         }
+        if let Some(e) = super::tasks_error(load, super::tasks_limit()) {
+            return invalid(e);
+        }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
         check_rate(&plan.trial, load)?;
     }

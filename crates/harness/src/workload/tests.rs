@@ -582,6 +582,9 @@ fn bad_input_is_refused_before_anything_runs() {
     slow.loads = Some(vec![4]);
     slow.trial.pacing = Pacing::Open { rate: 0.1 };
     assert!(err(&slow).contains("every 40.0 s"), "{}", err(&slow));
+    let e = tasks_error(100, 64).unwrap();
+    assert!(e.contains("ulimit -u") && e.contains("102"), "{e}");
+    assert!(tasks_error(10, 64).is_none());
     // The default ladder is bounded by the workload.
     assert_eq!(validate(&w, &base, 4).unwrap(), vec![1, 2, 4, 8]);
     // Nothing ran: no process was ever recorded.
