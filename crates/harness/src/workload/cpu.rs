@@ -224,18 +224,33 @@ mod tests {
 
     #[test]
     fn a_busy_child_shows_on_its_process_clock() {
+        // The child burns 20 ms of CPU by its own clock, says so, and waits.
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let t0 = crate::clock::now_ns();
-            while crate::clock::now_ns() - t0 < 50_000_000 {}
-            unsafe { libc::_exit(0) };
+            let own = process_clock(0).unwrap_or(libc::CLOCK_PROCESS_CPUTIME_ID);
+            while cpu_time_ns(own).unwrap_or(u64::MAX) < 20_000_000 {}
+            unsafe {
+                libc::write(fds[1], b"x".as_ptr() as *const libc::c_void, 1);
+                libc::pause();
+                libc::_exit(0)
+            };
         }
         let clock = process_clock(pid).unwrap();
-        let before = cpu_time_ns(clock).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let after = cpu_time_ns(clock).unwrap();
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-        assert!(after > before, "{before} → {after}");
+        let mut b = 0u8;
+        assert_eq!(
+            unsafe { libc::read(fds[0], &mut b as *mut u8 as *mut libc::c_void, 1) },
+            1
+        );
+        let used = cpu_time_ns(clock).unwrap();
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert!(used >= 20_000_000, "{used} ns");
         assert!(cpu_time_ns(clock).is_none(), "clock of a reaped process");
     }
 

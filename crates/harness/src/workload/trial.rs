@@ -55,6 +55,8 @@ const TICK_MS: u64 = 50;
 pub struct TrialOutcome {
     pub load: u32,
     pub cpus: Vec<usize>,
+    /// When the start was broadcast: every client's loop began after it.
+    pub started_ns: u64,
     /// The measurement window [w0, w1), CLOCK_MONOTONIC ns.
     pub window: (u64, u64),
     /// Operations completed inside the window, all clients.
@@ -342,6 +344,7 @@ impl Supervisor<'_> {
         Ok(TrialOutcome {
             load,
             cpus: self.cpus.to_vec(),
+            started_ns: started_at,
             window: (w0, w1),
             ops,
             throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
@@ -713,6 +716,10 @@ fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
         libc::close(up.read_fd());
         libc::close(start.write_fd());
     }
+    // A panic's message travels in the child's slot. The default hook would
+    // print it, taking the stderr lock, which another thread of the
+    // supervisor may have held at the fork: the child would hang there.
+    std::panic::set_hook(Box::new(|_| {}));
 }
 
 /// A client's link to the supervisor: its slot and the up pipe.
