@@ -14,6 +14,7 @@ pub mod parallel;
 pub mod plan;
 pub mod scratch;
 pub mod signals;
+pub mod workload;
 
 pub use bench::{BenchError, Benchmark, Context, Fallible, Report, Shape, Work};
 pub use clock::{calibrate, Clock, Monotonic};

@@ -5,6 +5,8 @@
 //! Nothing here knows about any particular benchmark or how it was timed.
 
 pub mod checks;
+pub mod convergence;
+pub mod curve;
 pub mod groups;
 pub mod host;
 pub mod json;

@@ -9,7 +9,7 @@
 //! a child's error, death or stall, or Ctrl-C — kills every group and reaps
 //! every process before the error is returned: no hang, orphan or zombie.
 
-mod pipes;
+pub(crate) mod pipes;
 mod shared;
 
 use std::sync::atomic::Ordering;
@@ -27,7 +27,7 @@ use crate::signals;
 use pipes::{Pipe, DONE, FAILED, READY, WARM};
 use shared::Slots;
 
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
@@ -165,7 +165,7 @@ pub fn measure(
 
 /// A parent at the lowest real-time priority has no level below it for
 /// its children; lift it one level (where permitted) so they can have one.
-fn raise_realtime_floor() {
+pub(crate) fn raise_realtime_floor() {
     // SAFETY: plain scheduler queries and a best-effort change of our own
     // priority; failure (no permission) leaves things as they were.
     unsafe {
@@ -230,7 +230,7 @@ impl Kids {
 }
 
 /// Processes (including zombies) whose process group is `pg`.
-fn processes_in_group(pg: libc::pid_t) -> Vec<libc::pid_t> {
+pub(crate) fn processes_in_group(pg: libc::pid_t) -> Vec<libc::pid_t> {
     let mut out = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return out;
@@ -408,7 +408,7 @@ fn supervise(
     }
 }
 
-fn describe_status(st: libc::c_int) -> String {
+pub(crate) fn describe_status(st: libc::c_int) -> String {
     if libc::WIFSIGNALED(st) {
         let sig = libc::WTERMSIG(st);
         // SAFETY: strsignal returns a static string for any number.

@@ -1,0 +1,832 @@
+//! tcp_rr: request/response over N TCP connections on 127.0.0.1 (seed 003's
+//! netperf TCP_RR), a workload on the load-curve engine. Each of the L
+//! clients (one process each) sends a request of `size` bytes on its own
+//! connection and waits for the response of the same size, as fast as it
+//! can; one transaction is one request and its response. The server side
+//! is one process: by default one thread serving every connection with
+//! epoll; `server:threads` gives one thread per connection instead. Nagle
+//! is off on both ends; the listening port is chosen by the kernel.
+//!
+//! Placement (`cpus`, as the message-passing families, within the CPUs the
+//! point is confined to, c0 … c(k−1)):
+//! - `same`: epoll — the server and every client on c0; threads — client i
+//!   and its server thread on c(i mod k);
+//! - `spread`: epoll — the server on c0, client i on c((i+1) mod k);
+//!   threads — server thread i on c(2i mod k), client i on c((2i+1) mod k);
+//! - `free` (default, as netperf's N processes): the scheduler decides.
+//!
+//! Timed (by the engine, per transaction): the client's write of the
+//! request and its blocking read of the whole response; the server's
+//! read, write and epoll calls lie inside that. Hot paths are raw libc
+//! read/write on preallocated buffers.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use touchstone_harness::workload::{
+    check_open_files, Client, ClientContext, ClientKind, ServerContext, ServerLink, TrialContext,
+    Workload,
+};
+use touchstone_harness::{BenchError, Fallible};
+
+use crate::params::{Kind, Param, Point};
+use crate::placement::Placement;
+use crate::Mode;
+
+pub const NAME: &str = "tcp_rr";
+pub const SUMMARY: &str =
+    "request/response transactions over N TCP connections on 127.0.0.1 (netperf TCP_RR)";
+/// What one operation is.
+pub const OPERATION: &str = "transaction";
+/// The most connections: one process each, and one descriptor each in the server.
+pub const MAX_LOAD: u32 = 1024;
+
+pub const SIZE: Param = Param {
+    name: "size",
+    help: "request and response size in bytes (netperf TCP_RR: 1; seed 003: 4)",
+    kind: Kind::Size {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: &["4"],
+    quick: &[],
+    positional: false,
+};
+
+pub const SERVER: Param = Param {
+    name: "server",
+    help: "server side: epoll (one thread serves every connection) or threads (one thread per connection)",
+    kind: Kind::Choice(&["epoll", "threads"]),
+    default: &["epoll"],
+    quick: &[],
+    positional: false,
+};
+
+pub const PLACEMENT: Param = Param {
+    name: "cpus",
+    help: "placement within the point's CPUs: same (server and clients share), spread (each on its own CPU), free (the scheduler decides)",
+    kind: Kind::Choice(&["same", "spread", "free"]),
+    default: &["free"],
+    quick: &[],
+    positional: false,
+};
+
+pub const PARAMS: &[Param] = &[SIZE, SERVER, PLACEMENT];
+
+/// How the server side serves its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerMode {
+    Epoll,
+    Threads,
+}
+
+/// Build the workload from a point of its parameters.
+pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+    let server = match p.text(SERVER.name) {
+        "threads" => ServerMode::Threads,
+        _ => ServerMode::Epoll,
+    };
+    Ok(Box::new(TcpRr::new(
+        p.num(SIZE.name) as usize,
+        server,
+        Placement::parse(p.text(PLACEMENT.name))?,
+    )))
+}
+
+/// The workload: parameters, and the listening socket of the current trial.
+pub struct TcpRr {
+    pub size: usize,
+    pub server: ServerMode,
+    pub placement: Placement,
+    listener: RawFd,
+    port: u16,
+}
+
+impl TcpRr {
+    pub fn new(size: usize, server: ServerMode, placement: Placement) -> TcpRr {
+        TcpRr {
+            size: size.max(1),
+            server,
+            placement,
+            listener: -1,
+            port: 0,
+        }
+    }
+
+    /// The CPU of client `i` of `k`-CPU set `cpus`, if pinned.
+    fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
+        let k = cpus.len();
+        let i = i as usize;
+        match (self.placement, self.server) {
+            (Placement::Free, _) => None,
+            (Placement::Same, ServerMode::Epoll) => Some(cpus[0]),
+            (Placement::Spread, ServerMode::Epoll) => Some(cpus[(i + 1) % k]),
+            (Placement::Same, ServerMode::Threads) => Some(cpus[i % k]),
+            (Placement::Spread, ServerMode::Threads) => Some(cpus[(2 * i + 1) % k]),
+        }
+    }
+
+    /// The CPU of the server thread serving client `i` (epoll: the one
+    /// server thread, whatever `i`), if pinned.
+    fn server_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
+        let k = cpus.len();
+        let i = i as usize;
+        match (self.placement, self.server) {
+            (Placement::Free, _) => None,
+            (_, ServerMode::Epoll) => Some(cpus[0]),
+            (Placement::Same, ServerMode::Threads) => Some(cpus[i % k]),
+            (Placement::Spread, ServerMode::Threads) => Some(cpus[(2 * i) % k]),
+        }
+    }
+}
+
+impl Workload for TcpRr {
+    fn client_kind(&self) -> ClientKind {
+        ClientKind::Processes
+    }
+    fn op_types(&self) -> &[&str] {
+        &[OPERATION]
+    }
+    fn max_load(&self) -> Option<u32> {
+        Some(MAX_LOAD)
+    }
+    /// The server process holds every connection, the listener, its epoll
+    /// descriptor and the engine's few: L + 32 descriptors.
+    fn check_load(&self, load: u32) -> Result<(), String> {
+        check_open_files(load, load as u64 + 32, "the tcp_rr server process")
+    }
+
+    fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
+        let fd = socket()?;
+        let r = (|| {
+            bind_loopback(fd)?;
+            let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
+            // SAFETY: listen on our own socket.
+            check(unsafe { libc::listen(fd, backlog) }, "listen")?;
+            let port = local_port(fd)?;
+            set_nonblocking(fd)?;
+            Ok(port)
+        })();
+        match r {
+            Ok(port) => {
+                self.listener = fd;
+                self.port = port;
+                Ok(())
+            }
+            Err(e) => {
+                close(fd);
+                Err(e)
+            }
+        }
+    }
+
+    fn release(&mut self) {
+        close(self.listener);
+        self.listener = -1;
+    }
+
+    fn has_server(&self) -> bool {
+        true
+    }
+
+    fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
+        match self.server {
+            ServerMode::Epoll => self.serve_epoll(ctx, link),
+            ServerMode::Threads => self.serve_threads(ctx, link),
+        }
+    }
+
+    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+        // The listener is the server's; this process's copy is not needed.
+        close(self.listener);
+        if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
+            pin_self(cpu)?;
+        }
+        let fd = socket()?;
+        let r = (|| {
+            connect_loopback(fd, self.port)?;
+            set_nodelay(fd)?;
+            if self.server == ServerMode::Threads {
+                // Which client this is, so its server thread can be placed.
+                write_all(fd, &ctx.client.to_ne_bytes())?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            close(fd);
+            return Err(e);
+        }
+        Ok(Box::new(RrClient {
+            fd,
+            buf: vec![0x5a; self.size],
+        }))
+    }
+}
+
+/// One connection's client end.
+struct RrClient {
+    fd: RawFd,
+    buf: Vec<u8>,
+}
+
+impl Client for RrClient {
+    /// One transaction: write the request, read the whole response.
+    #[inline]
+    fn op(&mut self) -> Fallible<usize> {
+        write_all(self.fd, &self.buf)?;
+        read_exact(self.fd, &mut self.buf)?;
+        Ok(0)
+    }
+}
+
+impl Drop for RrClient {
+    fn drop(&mut self) {
+        close(self.fd);
+    }
+}
+
+/// Per-connection state of the epoll server: bytes of the request so far.
+struct Conn {
+    fd: RawFd,
+    got: usize,
+}
+
+const LISTENER_TOKEN: u64 = u64::MAX;
+const POLL_MS: libc::c_int = 50;
+
+impl TcpRr {
+    /// One thread, every connection: level-triggered epoll; a connection's
+    /// request may arrive in pieces, its response is written whole.
+    fn serve_epoll(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
+        if let Some(cpu) = self.server_cpu(&ctx.cpus, 0) {
+            pin_self(cpu)?;
+        }
+        // SAFETY: a new epoll instance, closed below.
+        let ep = check(
+            unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+            "epoll_create1",
+        )?;
+        let mut conns: Vec<Conn> = Vec::with_capacity(ctx.load as usize);
+        let result = (|| {
+            epoll_add(ep, self.listener, LISTENER_TOKEN)?;
+            link.ready()?;
+            let mut buf = vec![0u8; self.size];
+            let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
+            let mut open = 0usize;
+            loop {
+                if link.should_stop() || (conns.len() == ctx.load as usize && open == 0) {
+                    return Ok(());
+                }
+                // SAFETY: a valid events array of the stated length.
+                let n = unsafe {
+                    libc::epoll_wait(
+                        ep,
+                        events.as_mut_ptr(),
+                        events.len() as libc::c_int,
+                        POLL_MS,
+                    )
+                };
+                if n < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(BenchError(format!("epoll_wait: {e}")));
+                }
+                for ev in &events[..n as usize] {
+                    let token = ev.u64;
+                    if token == LISTENER_TOKEN {
+                        while let Some(fd) = accept(self.listener)? {
+                            set_nodelay(fd)?;
+                            epoll_add(ep, fd, conns.len() as u64)?;
+                            conns.push(Conn { fd, got: 0 });
+                            open += 1;
+                        }
+                        continue;
+                    }
+                    let c = &mut conns[token as usize];
+                    if c.fd < 0 {
+                        continue;
+                    }
+                    // SAFETY: reading into the unfilled rest of the buffer.
+                    let r = unsafe {
+                        libc::read(
+                            c.fd,
+                            buf[c.got..].as_mut_ptr() as *mut libc::c_void,
+                            self.size - c.got,
+                        )
+                    };
+                    if r > 0 {
+                        c.got += r as usize;
+                        if c.got == self.size {
+                            c.got = 0;
+                            write_all(c.fd, &buf)?;
+                        }
+                        continue;
+                    }
+                    let e = io::Error::last_os_error();
+                    if r < 0
+                        && matches!(
+                            e.kind(),
+                            io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                        )
+                    {
+                        continue;
+                    }
+                    // End of file or a reset: the client has gone.
+                    close(c.fd);
+                    c.fd = -1;
+                    open -= 1;
+                }
+            }
+        })();
+        for c in &conns {
+            close(c.fd);
+        }
+        close(ep);
+        result
+    }
+
+    /// One thread per connection, each blocking in read and write; the
+    /// accepting thread watches for the stop between accepts.
+    fn serve_threads(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
+        link.ready()?;
+        std::thread::scope(|s| {
+            let mut handles = Vec::with_capacity(ctx.load as usize);
+            let mut accepted = 0;
+            while accepted < ctx.load {
+                if link.should_stop() {
+                    break;
+                }
+                let mut pfd = libc::pollfd {
+                    fd: self.listener,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
+                while let Some(fd) = accept(self.listener)? {
+                    accepted += 1;
+                    let cpus = &ctx.cpus;
+                    let h = std::thread::Builder::new()
+                        .name("tcp_rr-server".into())
+                        .spawn_scoped(s, move || self.serve_connection(fd, cpus))
+                        .map_err(|e| {
+                            close(fd);
+                            BenchError(format!("cannot start a server thread: {e}"))
+                        })?;
+                    handles.push(h);
+                }
+            }
+            let mut first_error = Ok(());
+            for h in handles {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
+                if first_error.is_ok() {
+                    first_error = r;
+                }
+            }
+            first_error
+        })
+    }
+
+    /// One connection's server thread: learn which client it serves (for
+    /// placement), then answer requests until the client closes.
+    fn serve_connection(&self, fd: RawFd, cpus: &[usize]) -> Fallible {
+        let result = (|| {
+            set_nodelay(fd)?;
+            let mut id = [0u8; 4];
+            if !read_or_eof(fd, &mut id)? {
+                return Ok(());
+            }
+            if let Some(cpu) = self.server_cpu(cpus, u32::from_ne_bytes(id)) {
+                pin_self(cpu)?;
+            }
+            let mut buf = vec![0u8; self.size];
+            while read_or_eof(fd, &mut buf)? {
+                write_all(fd, &buf)?;
+            }
+            Ok(())
+        })();
+        close(fd);
+        result
+    }
+}
+
+// ------------------------------------------------ raw socket plumbing
+
+fn check(r: libc::c_int, what: &str) -> Fallible<libc::c_int> {
+    if r < 0 {
+        Err(BenchError(format!(
+            "{what}: {}",
+            io::Error::last_os_error()
+        )))
+    } else {
+        Ok(r)
+    }
+}
+
+fn close(fd: RawFd) {
+    if fd >= 0 {
+        // SAFETY: closing a descriptor this process owns.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn socket() -> Fallible<RawFd> {
+    // SAFETY: plain socket(2).
+    check(
+        unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) },
+        "socket",
+    )
+}
+
+fn loopback(port: u16) -> libc::sockaddr_in {
+    // SAFETY: sockaddr_in is plain data.
+    let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    a.sin_family = libc::AF_INET as libc::sa_family_t;
+    a.sin_port = port.to_be();
+    a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+    a
+}
+
+const SIN_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+
+fn bind_loopback(fd: RawFd) -> Fallible {
+    let a = loopback(0);
+    // SAFETY: a valid sockaddr_in of the stated length.
+    check(
+        unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
+        "bind 127.0.0.1",
+    )?;
+    Ok(())
+}
+
+fn local_port(fd: RawFd) -> Fallible<u16> {
+    let mut a = loopback(0);
+    let mut len = SIN_LEN;
+    // SAFETY: getsockname into a sockaddr_in-sized buffer.
+    check(
+        unsafe { libc::getsockname(fd, &mut a as *mut _ as *mut libc::sockaddr, &mut len) },
+        "getsockname",
+    )?;
+    Ok(u16::from_be(a.sin_port))
+}
+
+fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
+    let a = loopback(port);
+    // SAFETY: a valid sockaddr_in of the stated length.
+    check(
+        unsafe { libc::connect(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
+        "connect 127.0.0.1",
+    )?;
+    Ok(())
+}
+
+fn set_nodelay(fd: RawFd) -> Fallible {
+    let one: libc::c_int = 1;
+    // SAFETY: an int option of the right size.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                &one as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        },
+        "TCP_NODELAY",
+    )?;
+    Ok(())
+}
+
+fn set_nonblocking(fd: RawFd) -> Fallible {
+    // SAFETY: fcntl on our own descriptor.
+    let fl = check(unsafe { libc::fcntl(fd, libc::F_GETFL) }, "fcntl")?;
+    check(
+        unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) },
+        "fcntl",
+    )?;
+    Ok(())
+}
+
+/// Accept one pending connection from the non-blocking listener (blocking
+/// socket, close-on-exec); None when none is pending.
+fn accept(listener: RawFd) -> Fallible<Option<RawFd>> {
+    loop {
+        // SAFETY: accept without the peer's address.
+        let fd = unsafe {
+            libc::accept4(
+                listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            return Ok(Some(fd));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(None),
+            // A connection reset before it was accepted: try the next.
+            _ if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+            _ => return Err(BenchError(format!("accept: {e}"))),
+        }
+    }
+}
+
+fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> Fallible {
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: token,
+    };
+    // SAFETY: registering our descriptor with our epoll instance.
+    check(
+        unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) },
+        "epoll_ctl",
+    )?;
+    Ok(())
+}
+
+/// Pin the calling thread to one CPU.
+fn pin_self(cpu: usize) -> Fallible {
+    // SAFETY: a zeroed cpu_set_t with one valid bit set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(BenchError(format!(
+                "cannot pin to CPU {cpu}: {}",
+                io::Error::last_os_error()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Write all of `buf`, retrying short writes and EINTR.
+#[inline]
+fn write_all(fd: RawFd, mut buf: &[u8]) -> Fallible {
+    while !buf.is_empty() {
+        // SAFETY: writing from a valid buffer.
+        let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(BenchError(format!("write: {e}")));
+        }
+        buf = &buf[r as usize..];
+    }
+    Ok(())
+}
+
+/// Fill `buf`; Ok(false) on a clean end of file before its first byte.
+#[inline]
+fn read_or_eof(fd: RawFd, buf: &mut [u8]) -> Fallible<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the unfilled rest of a valid buffer.
+        let r = unsafe {
+            libc::read(
+                fd,
+                buf[got..].as_mut_ptr() as *mut libc::c_void,
+                buf.len() - got,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if got == 0 && e.raw_os_error() == Some(libc::ECONNRESET) {
+                return Ok(false);
+            }
+            return Err(BenchError(format!("read: {e}")));
+        }
+        if r == 0 {
+            if got == 0 {
+                return Ok(false);
+            }
+            return Err("read: the peer closed in the middle of a message".into());
+        }
+        got += r as usize;
+    }
+    Ok(true)
+}
+
+/// Fill `buf`; end of file is an error (the server went away).
+#[inline]
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> Fallible {
+    if read_or_eof(fd, buf)? {
+        Ok(())
+    } else {
+        Err("read: the server closed the connection".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use touchstone_harness::workload::{
+        cpu::usable_cpus, open_files_error, run_trial, validate, SweepPlan, TrialOutcome,
+        TrialPlan, WorkloadError,
+    };
+
+    fn short() -> TrialPlan {
+        TrialPlan {
+            warmup_ns: 50_000_000,
+            window_ns: 150_000_000,
+            stall_timeout: Duration::from_secs(20),
+            ..TrialPlan::default()
+        }
+    }
+
+    /// Reaped: no longer a process (or zombie) whose parent is this one.
+    fn gone(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => {
+                let rest = &stat[stat.rfind(')').unwrap() + 1..];
+                let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
+                ppid != unsafe { libc::getpid() }
+            }
+        }
+    }
+
+    fn assert_sound(o: &TrialOutcome, load: u32) {
+        assert_eq!(o.clients.len(), load as usize);
+        assert!(o.throughput > 0.0);
+        assert!(
+            o.every_client_ran_through(),
+            "{:?} {:?}",
+            o.window,
+            o.clients
+        );
+        assert!(
+            o.clients.iter().all(|c| c.window_ops > 0),
+            "{:?}",
+            o.clients
+        );
+        let l = o.latency();
+        assert_eq!(l.len(), o.ops);
+        assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
+        assert!(l.value_at_quantile(0.99) <= l.max());
+        let demand = o.service_demand();
+        assert!(demand.client_ns_per_op > 0.0, "{demand:?}");
+        assert!(
+            demand.server_ns_per_op.is_some_and(|s| s > 0.0),
+            "{demand:?}"
+        );
+        // Little's law: clients in a closed loop = throughput × mean latency
+        // (less the time between a client's operations; at most the
+        // window's edges add one operation per client).
+        let busy = o.throughput * l.mean() / 1e9 / load as f64;
+        let edge = l.max() as f64 / o.window_ns() as f64;
+        assert!(busy <= 1.0 + edge + 1e-3 && busy > 0.5, "X·R/L = {busy}");
+        assert_eq!(o.pids.len(), load as usize + 1, "L clients and the server");
+        for &pid in &o.pids {
+            assert!(gone(pid), "process {pid} outlived the trial");
+        }
+    }
+
+    #[test]
+    fn transactions_flow_with_either_server_and_every_placement() {
+        let cpus = usable_cpus().unwrap();
+        for (server, place, size) in [
+            (ServerMode::Epoll, Placement::Free, 4),
+            (ServerMode::Threads, Placement::Free, 4),
+            (ServerMode::Epoll, Placement::Spread, 100_000),
+            (ServerMode::Threads, Placement::Same, 4),
+            (ServerMode::Threads, Placement::Spread, 4),
+        ] {
+            let mut w = TcpRr::new(size, server, place);
+            let o = run_trial(&mut w, 3, &cpus, &short(), 0)
+                .unwrap_or_else(|e| panic!("{server:?} {place:?} {size}: {e}"));
+            assert_sound(&o, 3);
+            assert_eq!(w.listener, -1, "the listener is released");
+        }
+    }
+
+    #[test]
+    fn placement_stays_within_the_points_cpus() {
+        let cpus = [3, 5, 7];
+        let w = TcpRr::new(4, ServerMode::Threads, Placement::Spread);
+        for i in 0..6 {
+            assert!(cpus.contains(&w.client_cpu(&cpus, i).unwrap()));
+            assert_ne!(w.client_cpu(&cpus, i), w.server_cpu(&cpus, i));
+        }
+        let same = TcpRr::new(4, ServerMode::Threads, Placement::Same);
+        assert_eq!(same.client_cpu(&cpus, 4), same.server_cpu(&cpus, 4));
+        let epoll = TcpRr::new(4, ServerMode::Epoll, Placement::Spread);
+        assert_eq!(epoll.server_cpu(&cpus, 9), Some(3));
+        assert_eq!(epoll.client_cpu(&cpus, 0), Some(5));
+        let free = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
+        assert_eq!(
+            (free.client_cpu(&cpus, 0), free.server_cpu(&cpus, 0)),
+            (None, None)
+        );
+    }
+
+    /// tcp_rr whose client 1 is killed mid-run: the engine reports it, the
+    /// server copes with the vanished connection, nothing is left over.
+    struct Dying(TcpRr);
+    struct DyingClient<'a> {
+        inner: Box<dyn Client + 'a>,
+        doomed: bool,
+        k: u32,
+    }
+    impl Client for DyingClient<'_> {
+        fn op(&mut self) -> Fallible<usize> {
+            self.k += 1;
+            if self.doomed && self.k == 100 {
+                unsafe { libc::raise(libc::SIGKILL) };
+            }
+            self.inner.op()
+        }
+    }
+    impl Workload for Dying {
+        fn op_types(&self) -> &[&str] {
+            self.0.op_types()
+        }
+        fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
+            self.0.prepare(ctx)
+        }
+        fn release(&mut self) {
+            self.0.release()
+        }
+        fn has_server(&self) -> bool {
+            true
+        }
+        fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
+            self.0.serve(ctx, link)
+        }
+        fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+            Ok(Box::new(DyingClient {
+                inner: self.0.client(ctx)?,
+                doomed: ctx.client == 1,
+                k: 0,
+            }))
+        }
+    }
+
+    #[test]
+    fn a_client_that_dies_is_an_error_not_a_hang() {
+        let cpus = usable_cpus().unwrap();
+        for server in [ServerMode::Epoll, ServerMode::Threads] {
+            let mut w = Dying(TcpRr::new(4, server, Placement::Free));
+            let plan = TrialPlan {
+                warmup_ns: 2_000_000_000,
+                ..short()
+            };
+            match run_trial(&mut w, 3, &cpus, &plan, 0) {
+                Err(WorkloadError::ClientDied { client: 1, how, .. }) => {
+                    assert!(how.contains("signal 9"), "{how}")
+                }
+                other => panic!("{server:?}: {other:?}"),
+            }
+            assert_eq!(w.0.listener, -1);
+        }
+    }
+
+    #[test]
+    fn loads_the_machine_cannot_hold_are_refused_with_the_remedy() {
+        let w = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
+        let plan = SweepPlan {
+            loads: Some(vec![1, MAX_LOAD + 1]),
+            ..SweepPlan::quick()
+        };
+        let e = validate(&w, &plan, 2).unwrap_err().to_string();
+        assert!(e.contains(&format!("maximum of {MAX_LOAD}")), "{e}");
+        let e = open_files_error(1000, 1032, 256, "the tcp_rr server process").unwrap();
+        assert!(
+            e.contains("ulimit -n") && e.contains("256") && e.contains("1032"),
+            "{e}"
+        );
+        // The default ladder stops at 4 × CPUs.
+        assert_eq!(
+            validate(&w, &SweepPlan::quick(), 2).unwrap(),
+            vec![1, 2, 4, 8]
+        );
+    }
+
+    #[test]
+    fn parameters_build_the_workload() {
+        let p = Point(vec![
+            ("size", SIZE.parse("1k").unwrap()),
+            ("server", SERVER.parse("threads").unwrap()),
+            ("cpus", PLACEMENT.parse("spread").unwrap()),
+        ]);
+        let w = build(&p, Mode::default()).unwrap();
+        assert_eq!(w.max_load(), Some(MAX_LOAD));
+        assert!(w.has_server());
+        assert!(SIZE.parse("0").is_err());
+        assert!(SERVER.parse("fork").is_err());
+    }
+}

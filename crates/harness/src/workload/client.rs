@@ -1,0 +1,392 @@
+//! What one client of a workload does in a trial, after the start barrier:
+//! operations in a loop until the supervisor says stop. Each operation is
+//! bracketed by two clock reads; it counts when it completes inside the
+//! measurement window [w0, w1), and only then is its latency recorded, in
+//! the histogram of its type. The first operation completed tells the
+//! supervisor the client is running (warm); the first one completed at or
+//! after w1 tells it the client ran through the whole window (done).
+//!
+//! Open loop: operation k of client i is meant to start at
+//! t0 + (i/L + k) / r for a per-client rate r; a client that falls behind
+//! starts the next one at once, and latency runs from the intended start
+//! (wrk2's correction for coordinated omission).
+//!
+//! Generic over the clock and the link to the supervisor so that tests drive
+//! it with a clock that moves only when operations take time.
+
+use hdrhistogram::Histogram;
+
+use crate::bench::Fallible;
+use crate::clock::{Clock, Monotonic};
+
+use super::plan::Pacing;
+use super::Client;
+
+/// A clock that can also wait.
+pub trait Timer: Clock {
+    /// Return at or after `t_ns` on this clock.
+    fn sleep_until(&self, t_ns: u64);
+}
+
+impl Timer for Monotonic {
+    fn sleep_until(&self, t_ns: u64) {
+        let ts = libc::timespec {
+            tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: an absolute sleep on CLOCK_MONOTONIC; EINTR just retries.
+        while unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        } == libc::EINTR
+        {}
+    }
+}
+
+/// A client's link to the supervisor during the loop.
+pub trait Board {
+    /// The measurement window [w0, w1), once the supervisor has fixed it.
+    fn window(&self) -> Option<(u64, u64)>;
+    /// The trial is over: leave the loop.
+    fn stop(&self) -> bool;
+    /// Operations completed so far (the supervisor's stall detection).
+    fn progress(&mut self, ops_total: u64);
+    /// The first operation has completed.
+    fn warm(&mut self) -> Fallible;
+    /// An operation has completed at or after w1.
+    fn done(&mut self) -> Fallible;
+}
+
+/// An open-loop client's schedule: start k at t0 + offset + k · interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Schedule {
+    pub interval_ns: f64,
+    pub offset_ns: f64,
+}
+
+impl Schedule {
+    /// Client `client` of `load` under `pacing` (None: closed loop). The
+    /// clients' schedules are staggered evenly over one interval.
+    pub fn for_client(pacing: Pacing, client: u32, load: u32) -> Option<Schedule> {
+        match pacing {
+            Pacing::Closed => None,
+            Pacing::Open { rate } => {
+                let interval_ns = 1e9 * load as f64 / rate;
+                Some(Schedule {
+                    interval_ns,
+                    offset_ns: interval_ns * client as f64 / load as f64,
+                })
+            }
+        }
+    }
+
+    fn start(&self, t0: u64, k: u64) -> u64 {
+        t0 + (self.offset_ns + k as f64 * self.interval_ns) as u64
+    }
+}
+
+/// What one client did in a trial (CLOCK_MONOTONIC ns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientRecord {
+    pub client: u32,
+    /// Start of its first operation: it was running from here…
+    pub first_start_ns: u64,
+    /// …to the end of its last one.
+    pub last_end_ns: u64,
+    /// Operations completed inside the window.
+    pub window_ops: u64,
+    /// Operations completed in the whole trial.
+    pub total_ops: u64,
+}
+
+impl ClientRecord {
+    /// Whether the client was running throughout [w0, w1).
+    pub fn ran_through(&self, w0: u64, w1: u64) -> bool {
+        self.total_ops > 0 && self.first_start_ns <= w0 && self.last_end_ns >= w1
+    }
+}
+
+/// The longest an open-loop client sleeps before looking at `stop` again.
+const SLEEP_SLICE_NS: u64 = 10_000_000;
+
+/// Run `client` until the board says stop, recording each operation that
+/// completes in the window into `hists[type]`.
+pub fn drive(
+    client: &mut dyn Client,
+    schedule: Option<Schedule>,
+    timer: &dyn Timer,
+    board: &mut dyn Board,
+    hists: &mut [Histogram<u64>],
+) -> Fallible<ClientRecord> {
+    let types = hists.len();
+    let mut rec = ClientRecord::default();
+    let mut window: Option<(u64, u64)> = None;
+    let mut done = false;
+    let t0 = timer.now_ns();
+    let mut k: u64 = 0;
+    'ops: while !board.stop() {
+        let intended = match schedule {
+            None => 0,
+            Some(s) => {
+                let t = s.start(t0, k);
+                k += 1;
+                loop {
+                    let now = timer.now_ns();
+                    if now >= t {
+                        break;
+                    }
+                    if board.stop() {
+                        break 'ops;
+                    }
+                    timer.sleep_until(t.min(now + SLEEP_SLICE_NS));
+                }
+                t
+            }
+        };
+        let start = timer.now_ns();
+        let ty = client.op()?;
+        let end = timer.now_ns();
+        if ty >= types {
+            return Err(format!("operation type {ty} out of range (the mix has {types})").into());
+        }
+        rec.total_ops += 1;
+        board.progress(rec.total_ops);
+        rec.last_end_ns = end;
+        if rec.total_ops == 1 {
+            rec.first_start_ns = start;
+            board.warm()?;
+        }
+        if window.is_none() {
+            window = board.window();
+        }
+        if let Some((w0, w1)) = window {
+            if end >= w0 && end < w1 {
+                let from = if schedule.is_some() { intended } else { start };
+                hists[ty].saturating_record(end - from);
+                rec.window_ops += 1;
+            } else if end >= w1 && !done {
+                done = true;
+                board.done()?;
+            }
+        }
+    }
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use touchstone_results::curve::latency_histogram;
+
+    /// Time moves only when an operation takes time or the client sleeps.
+    #[derive(Clone)]
+    struct FakeTimer(Rc<Cell<u64>>);
+    impl Clock for FakeTimer {
+        fn now_ns(&self) -> u64 {
+            self.0.get()
+        }
+    }
+    impl Timer for FakeTimer {
+        fn sleep_until(&self, t: u64) {
+            self.0.set(self.0.get().max(t));
+        }
+    }
+
+    /// Each operation costs `costs[k % len]` ns and has type k % types.
+    struct Known {
+        now: Rc<Cell<u64>>,
+        costs: Vec<u64>,
+        types: usize,
+        k: usize,
+    }
+    impl Client for Known {
+        fn op(&mut self) -> Fallible<usize> {
+            let c = self.costs[self.k % self.costs.len()];
+            self.now.set(self.now.get() + c);
+            self.k += 1;
+            Ok((self.k - 1) % self.types)
+        }
+    }
+
+    /// Publishes the window once the clock passes `publish_at`; says stop
+    /// after `done` has been reported and `tail` more operations ran.
+    struct FakeBoard {
+        now: Rc<Cell<u64>>,
+        publish_at: u64,
+        window: (u64, u64),
+        warm_calls: u32,
+        done_at: Option<u64>,
+        progress: u64,
+        tail: u64,
+    }
+    impl Board for FakeBoard {
+        fn window(&self) -> Option<(u64, u64)> {
+            (self.now.get() >= self.publish_at).then_some(self.window)
+        }
+        fn stop(&self) -> bool {
+            self.done_at.is_some_and(|d| self.progress >= d + self.tail)
+        }
+        fn progress(&mut self, ops: u64) {
+            self.progress = ops;
+        }
+        fn warm(&mut self) -> Fallible {
+            self.warm_calls += 1;
+            Ok(())
+        }
+        fn done(&mut self) -> Fallible {
+            assert!(self.done_at.is_none(), "done reported twice");
+            self.done_at = Some(self.progress);
+            Ok(())
+        }
+    }
+
+    fn board(now: &Rc<Cell<u64>>, publish_at: u64, window: (u64, u64)) -> FakeBoard {
+        FakeBoard {
+            now: now.clone(),
+            publish_at,
+            window,
+            warm_calls: 0,
+            done_at: None,
+            progress: 0,
+            tail: 3,
+        }
+    }
+
+    #[test]
+    fn counts_exactly_the_operations_that_end_inside_the_window() {
+        let now = Rc::new(Cell::new(0));
+        let mut c = Known {
+            now: now.clone(),
+            costs: vec![1000],
+            types: 1,
+            k: 0,
+        };
+        // Ends at 1000·k; [10 500, 20 500) holds 11 000 … 20 000: 10 ops.
+        let mut b = board(&now, 5_000, (10_500, 20_500));
+        let mut h = vec![latency_histogram()];
+        let t = FakeTimer(now.clone());
+        let rec = drive(&mut c, None, &t, &mut b, &mut h).unwrap();
+        assert_eq!(rec.window_ops, 10);
+        assert_eq!(h[0].len(), 10);
+        assert_eq!((h[0].min(), h[0].max()), (1000, 1000));
+        assert_eq!(b.warm_calls, 1);
+        // Done at the op ending at 21 000 (the 21st), then 3 more.
+        assert_eq!(b.done_at, Some(21));
+        assert_eq!(rec.total_ops, 24);
+        assert_eq!(rec.first_start_ns, 0);
+        assert_eq!(rec.last_end_ns, 24_000);
+        assert!(rec.ran_through(10_500, 20_500));
+        assert!(!rec.ran_through(10_500, 30_000));
+    }
+
+    #[test]
+    fn a_mix_lands_in_the_histogram_of_each_type() {
+        let now = Rc::new(Cell::new(0));
+        // Types 0, 1, 2 in turn, costing 100, 200, 300 ns.
+        let mut c = Known {
+            now: now.clone(),
+            costs: vec![100, 200, 300],
+            types: 3,
+            k: 0,
+        };
+        // Each round of three ops takes 600 ns; a window of 100 rounds
+        // starting on a round boundary holds 100 of each.
+        let mut b = board(&now, 0, (60_000, 120_000));
+        let mut h = vec![latency_histogram(); 3];
+        let rec = drive(&mut c, None, &FakeTimer(now.clone()), &mut b, &mut h).unwrap();
+        // Ends at 600r+100, 600r+300, 600r+600: the last op of round 99
+        // (ends at 60 000) opens the window, round 199's last closes it.
+        assert_eq!(rec.window_ops, 300);
+        for (ty, cost) in [(0, 100), (1, 200), (2, 300)] {
+            assert_eq!(h[ty].len(), 100, "type {ty}");
+            assert_eq!(h[ty].max(), cost);
+        }
+    }
+
+    #[test]
+    fn an_operation_type_outside_the_mix_is_an_error() {
+        let now = Rc::new(Cell::new(0));
+        let mut c = Known {
+            now: now.clone(),
+            costs: vec![10],
+            types: 2,
+            k: 0,
+        };
+        let mut b = board(&now, 0, (0, 1000));
+        let mut h = vec![latency_histogram()];
+        let e = drive(&mut c, None, &FakeTimer(now), &mut b, &mut h).unwrap_err();
+        assert!(e.0.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn open_loop_measures_from_the_intended_start() {
+        let now = Rc::new(Cell::new(0));
+        // One client at 500 000 ops/s: every 2000 ns. Ops cost 1000 ns,
+        // except every 50th, which costs 11 000 (a stall of 5 intervals).
+        let mut costs = vec![1000; 50];
+        costs[49] = 11_000;
+        let mut c = Known {
+            now: now.clone(),
+            costs,
+            types: 1,
+            k: 0,
+        };
+        let schedule = Schedule::for_client(Pacing::Open { rate: 500_000.0 }, 0, 1).unwrap();
+        assert_eq!(schedule.interval_ns, 2000.0);
+        let mut b = board(&now, 0, (0, 1_000_000));
+        let mut h = vec![latency_histogram()];
+        drive(
+            &mut c,
+            Some(schedule),
+            &FakeTimer(now.clone()),
+            &mut b,
+            &mut h,
+        )
+        .unwrap();
+        // The stalled op took 11 000; the four scheduled during the stall
+        // started late, at 11 000, 12 000, 13 000, 14 000 after their slots
+        // … each op behind schedule shows the wait in its latency.
+        assert_eq!(h[0].max(), h[0].highest_equivalent(11_000));
+        let late = h[0]
+            .iter_recorded()
+            .filter(|v| v.value_iterated_to() > 1001)
+            .count();
+        assert!(late > 1, "no op after the stall was charged for the wait");
+        // On schedule, the rest show exactly their cost.
+        assert_eq!(h[0].min(), 1000);
+        // Throughput follows the schedule, not the ops' speed: 500 in 1 ms.
+        assert!((499..=501).contains(&h[0].len()), "{}", h[0].len());
+        // A closed loop on the same ops records no wait at all.
+        let now2 = Rc::new(Cell::new(0));
+        let mut c2 = Known {
+            now: now2.clone(),
+            costs: c.costs.clone(),
+            types: 1,
+            k: 0,
+        };
+        let mut b2 = board(&now2, 0, (0, 1_000_000));
+        let mut h2 = vec![latency_histogram()];
+        drive(&mut c2, None, &FakeTimer(now2), &mut b2, &mut h2).unwrap();
+        assert_eq!(h2[0].iter_recorded().count(), 2, "only the two op costs");
+        assert_eq!(h2[0].min(), 1000);
+    }
+
+    #[test]
+    fn schedules_stagger_clients_over_one_interval() {
+        let p = Pacing::Open { rate: 4000.0 };
+        let s: Vec<Schedule> = (0..4)
+            .map(|i| Schedule::for_client(p, i, 4).unwrap())
+            .collect();
+        for (i, s) in s.iter().enumerate() {
+            assert_eq!(s.interval_ns, 1e6);
+            assert_eq!(s.offset_ns, 250_000.0 * i as f64);
+        }
+        assert!(Schedule::for_client(Pacing::Closed, 0, 4).is_none());
+    }
+}

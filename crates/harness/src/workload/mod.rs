@@ -1,0 +1,244 @@
+//! System workloads on the load-curve engine (DESIGN.md "Workloads", seeds
+//! 003 and 004). A micro-benchmark times one operation in a loop; a workload
+//! runs L clients — and a server side where it has one — concurrently, and
+//! every client records every operation's latency in an HDR histogram.
+//!
+//! The engine in layers:
+//! - `client`: what one client does (closed loop, or open loop at a target
+//!   rate with latency from each operation's intended start), generic over
+//!   its clock and its link to the supervisor so tests run it without a
+//!   real clock;
+//! - `trial`: one trial at a load level — the server started first, then L
+//!   client processes (or L threads in one process), a warm-up, then one
+//!   measurement window during which all L are running; coordination is two
+//!   pipes and one shared mapping whatever L is; nothing it starts outlives
+//!   it, also on Ctrl-C or when a client dies;
+//! - `cpu`: CPU sets (confining a point to k CPUs) and the accounting of a
+//!   window: /proc/stat split and each side's CPU time per operation;
+//! - `sweep`: the load ladder and the CPU counts, and at each point trials
+//!   repeated until the mean throughput converges (`results::convergence`),
+//!   giving the results model's `curve::Point`s.
+
+pub mod board;
+pub mod client;
+pub mod cpu;
+pub mod plan;
+pub mod sweep;
+pub mod trial;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use crate::bench::Fallible;
+
+pub use client::{drive, ClientRecord, Schedule};
+pub use plan::{Pacing, SweepPlan, TrialPlan};
+pub use sweep::{
+    default_loads, measure_point, point_from_trials, resolve_cpu_counts, sweep, validate,
+    validate_trial, Sweep, SweepObserver,
+};
+pub use trial::{run_trial, TrialOutcome};
+
+/// The most operation types a workload's mix may have (each has its own
+/// histogram in every client's slot).
+pub const MAX_OP_TYPES: usize = 16;
+
+/// How a workload's clients run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// One forked process per client (netperf's N processes).
+    Processes,
+    /// One thread per client, all in one forked process (a Java-style
+    /// client, or where thread creation is part of what is stressed).
+    Threads,
+}
+
+/// What a client knows about where it runs.
+#[derive(Debug, Clone)]
+pub struct ClientContext {
+    /// 0-based index among `load`.
+    pub client: u32,
+    /// Clients in this trial.
+    pub load: u32,
+    /// The CPUs the whole workload is confined to at this point; a
+    /// workload's own placement chooses among these only.
+    pub cpus: Vec<usize>,
+    /// The trial's scratch directory (removed after the trial).
+    pub scratch: PathBuf,
+    /// A seed for the client's random choices (an operation mix), different
+    /// for every client and trial, reproducible from the trial number.
+    pub seed: u64,
+}
+
+/// What the server side knows about where it runs.
+#[derive(Debug, Clone)]
+pub struct ServerContext {
+    /// Clients that will connect in this trial.
+    pub load: u32,
+    pub cpus: Vec<usize>,
+    pub scratch: PathBuf,
+}
+
+/// What the supervisor hands to `Workload::prepare`.
+#[derive(Debug, Clone)]
+pub struct TrialContext {
+    pub load: u32,
+    pub cpus: Vec<usize>,
+    pub scratch: PathBuf,
+}
+
+/// The server side's link to the supervisor.
+pub trait ServerLink {
+    /// The server can take clients now; they are started after this.
+    fn ready(&mut self) -> Fallible;
+    /// The trial is over: the server should return soon (otherwise it is
+    /// killed after a short grace period, which is not an error).
+    fn should_stop(&self) -> bool;
+}
+
+/// One client of a workload: performs one operation per call.
+pub trait Client {
+    /// Perform one operation (the timed body: the engine reads the clock
+    /// just before and just after this call) and return the index of its
+    /// type in `Workload::op_types`. Must not allocate in a workload's hot
+    /// path; resources belong in `Workload::client`.
+    fn op(&mut self) -> Fallible<usize>;
+}
+
+/// A system workload: an optional server side and L clients.
+///
+/// Order in one trial: `prepare` in the supervising process; `serve` in a
+/// forked server process (if `has_server`), which calls `ready`; `client`
+/// in each client process or thread, then `op` in a loop until the trial
+/// ends; the client is dropped; the server is asked to stop, then killed;
+/// `release` in the supervising process. Everything `prepare` made is
+/// inherited by the forked processes (e.g. a listening socket).
+pub trait Workload: Sync {
+    /// Processes or threads.
+    fn client_kind(&self) -> ClientKind {
+        ClientKind::Processes
+    }
+    /// Names of the operation types of the mix (one histogram each).
+    fn op_types(&self) -> &[&str] {
+        &["op"]
+    }
+    /// The most clients this workload supports.
+    fn max_load(&self) -> Option<u32> {
+        None
+    }
+    /// Refuse a load this machine cannot run (descriptor limits, memory),
+    /// with the limit and the remedy named. Called before anything runs.
+    fn check_load(&self, _load: u32) -> Result<(), String> {
+        Ok(())
+    }
+    /// Untimed, in the supervising process before each trial's processes
+    /// start: make what the server and the clients share.
+    fn prepare(&mut self, _ctx: &TrialContext) -> Fallible {
+        Ok(())
+    }
+    /// In the supervising process after every process of the trial ended
+    /// (also after a failure): release what `prepare` made.
+    fn release(&mut self) {}
+    fn has_server(&self) -> bool {
+        false
+    }
+    /// The server side, in its own forked process (it may start threads).
+    /// Call `link.ready()` once clients can be served; return when
+    /// `link.should_stop()` or when every client has gone.
+    fn serve(&self, _ctx: &ServerContext, _link: &mut dyn ServerLink) -> Fallible {
+        Err("this workload has no server side".into())
+    }
+    /// Make one client (connect, open files) in its process or thread.
+    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>>;
+}
+
+/// Why a trial or sweep did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkloadError {
+    /// Bad input, refused before anything ran.
+    #[error("{0}")]
+    Invalid(String),
+    /// The engine could not make its pipes, mapping or scratch directory.
+    #[error("cannot start the trial: {0}")]
+    Setup(String),
+    #[error("load {load}: client {client} failed: {message}")]
+    ClientFailed {
+        load: u32,
+        client: u32,
+        message: String,
+    },
+    #[error("load {load}: client {client} died: {how}")]
+    ClientDied { load: u32, client: u32, how: String },
+    #[error("load {load}: the server failed: {message}")]
+    ServerFailed { load: u32, message: String },
+    #[error("load {load}: the server died: {how}")]
+    ServerDied { load: u32, how: String },
+    #[error("load {load}: {who} made no progress for {secs} s; stopped the trial")]
+    Stalled { load: u32, who: String, secs: u64 },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// The soft limit on open files (`ulimit -n`) of processes started now.
+pub fn open_files_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a local struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    r.rlim_cur
+}
+
+/// The soft limit on processes and threads of this user (`ulimit -u`).
+pub fn tasks_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a local struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    r.rlim_cur
+}
+
+/// The refusal for a load whose clients and server (processes or threads)
+/// would exceed `limit` tasks, if any.
+pub fn tasks_error(load: u32, limit: u64) -> Option<String> {
+    let needed = load as u64 + 2;
+    (needed > limit).then(|| {
+        format!(
+            "load {load} needs at least {needed} processes or threads, above this user's limit \
+             of {limit} (`ulimit -u`); raise it or use a smaller load"
+        )
+    })
+}
+
+/// Refuse a load whose process `who` would need `needed` descriptors, over
+/// the open-files limit, naming the limit and the remedy.
+pub fn check_open_files(load: u32, needed: u64, who: &str) -> Result<(), String> {
+    match open_files_error(load, needed, open_files_limit(), who) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The refusal `check_open_files` gives under `limit`, if any.
+pub fn open_files_error(load: u32, needed: u64, limit: u64, who: &str) -> Option<String> {
+    (needed > limit).then(|| {
+        format!(
+            "load {load} needs {needed} open files in {who}, above this shell's limit of {limit} \
+             (`ulimit -n`); raise it (e.g. `ulimit -n {}`) or use a smaller load",
+            needed.next_power_of_two().max(1024)
+        )
+    })
+}

@@ -1,0 +1,880 @@
+//! One trial of a workload at one load level, supervised by the calling
+//! process (which runs no workload code itself).
+//!
+//! Order: `prepare`; the server process is forked and reports ready; the
+//! clients are forked (L processes, or one process with L threads), set up
+//! (connect) and report ready; the start barrier is broadcast; once every
+//! client has completed an operation and the warm-up has passed, the
+//! window [w0, w1) is published a little ahead of time in the shared
+//! mapping; the supervisor samples /proc/stat and every process's CPU clock
+//! at w0 and at w1; when every client has completed an operation at or
+//! after w1 (so each was running throughout the window) the clients are
+//! told to stop, write their records and histograms and exit; the server is
+//! asked to stop and, after a short grace, killed; `release`.
+//!
+//! Coordination is constant in L: one pipe up (one-byte messages: writes of
+//! one byte are atomic), one barrier pipe (broadcast by closing its write
+//! end) and one shared mapping (`board`). Every process leads its own
+//! process group and dies with the supervisor (PR_SET_PDEATHSIG); the
+//! supervisor is a child subreaper, so helpers a workload forks die with
+//! their group. A client's or the server's error, death or stall, and
+//! Ctrl-C, kill every group and reap every process before the error is
+//! returned: no hang, orphan or zombie.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use touchstone_results::curve::{latency_histogram, CpuSplit, ServiceDemand, Trial};
+
+use crate::clock::{now_ns, Monotonic};
+use crate::parallel::pipes::{self, Pipe, DONE, FAILED, READY, WARM};
+use crate::parallel::{describe_status, processes_in_group, raise_realtime_floor, MEASURING};
+use crate::scratch::ScratchDir;
+use crate::signals;
+
+use super::board::Board;
+use super::client::{drive, ClientRecord, Schedule, Timer};
+use super::cpu::{self, CpuTicks};
+use super::plan::TrialPlan;
+use super::{
+    ClientContext, ClientKind, ServerContext, ServerLink, TrialContext, Workload, WorkloadError,
+    MAX_OP_TYPES,
+};
+
+/// The server's "ready" message on the up pipe.
+const SERVER_READY: u8 = b'S';
+/// How far ahead of its start the window is published, so that no client
+/// completes an operation after w0 before it can see w0.
+const PUBLISH_AHEAD_NS: u64 = 2_000_000;
+/// The supervisor's longest sleep between looks at its children.
+const TICK_MS: u64 = 50;
+
+/// What one trial measured.
+#[derive(Debug, Clone)]
+pub struct TrialOutcome {
+    pub load: u32,
+    pub cpus: Vec<usize>,
+    /// When the start was broadcast: every client's loop began after it.
+    pub started_ns: u64,
+    /// The measurement window [w0, w1), CLOCK_MONOTONIC ns.
+    pub window: (u64, u64),
+    /// Operations completed inside the window, all clients.
+    pub ops: u64,
+    /// ops / window, per second.
+    pub throughput: f64,
+    /// Every client's record, in client order.
+    pub clients: Vec<ClientRecord>,
+    /// Per operation type, merged over the clients.
+    pub histograms: Vec<Histogram<u64>>,
+    /// The point's CPUs over the sampled span.
+    pub cpu: CpuSplit,
+    /// CPU time of the client processes over the window, ns (scaled from
+    /// the sampled span to the window).
+    pub client_cpu_ns: f64,
+    /// Same for the server process, if any.
+    pub server_cpu_ns: Option<f64>,
+    /// When the supervisor actually sampled (close to w0 and w1).
+    pub sampled: (u64, u64),
+    /// Every process the trial started; all are reaped when this returns.
+    pub pids: Vec<libc::pid_t>,
+}
+
+impl TrialOutcome {
+    pub fn window_ns(&self) -> u64 {
+        self.window.1 - self.window.0
+    }
+
+    /// Whether every client was running throughout the window.
+    pub fn every_client_ran_through(&self) -> bool {
+        self.clients
+            .iter()
+            .all(|c| c.ran_through(self.window.0, self.window.1))
+    }
+
+    /// All operation types merged.
+    pub fn latency(&self) -> Histogram<u64> {
+        let mut all = latency_histogram();
+        for h in &self.histograms {
+            all.add(h).expect("latency histograms share their bounds");
+        }
+        all
+    }
+
+    /// CPU time per operation on each side.
+    pub fn service_demand(&self) -> ServiceDemand {
+        let per_op = |ns: f64| {
+            if self.ops == 0 {
+                0.0
+            } else {
+                ns / self.ops as f64
+            }
+        };
+        ServiceDemand {
+            client_ns_per_op: per_op(self.client_cpu_ns),
+            server_ns_per_op: self.server_cpu_ns.map(per_op),
+        }
+    }
+
+    /// The results model's record of this trial.
+    pub fn to_trial(&self) -> Trial {
+        Trial {
+            throughput: self.throughput,
+            ops: self.ops,
+            window_ns: self.window_ns(),
+            dropped: false,
+            cpu: self.cpu,
+            service_demand: self.service_demand(),
+        }
+    }
+}
+
+/// Run one trial of `workload` with `load` clients confined to `cpus`.
+/// `trial` numbers the trial at its point (it seeds the clients' choices).
+pub fn run_trial(
+    workload: &mut dyn Workload,
+    load: u32,
+    cpus: &[usize],
+    plan: &TrialPlan,
+    trial: u32,
+) -> Result<TrialOutcome, WorkloadError> {
+    let types = workload.op_types().len();
+    if load == 0 {
+        return Err(WorkloadError::Invalid("load must be at least 1".into()));
+    }
+    if !(1..=MAX_OP_TYPES).contains(&types) {
+        return Err(WorkloadError::Invalid(format!(
+            "a workload has 1 to {MAX_OP_TYPES} operation types, not {types}"
+        )));
+    }
+    if cpus.is_empty() {
+        return Err(WorkloadError::Invalid("no CPUs to run on".into()));
+    }
+    // One trial or measurement at a time per process: children forked for
+    // one would inherit the other's barrier pipe and hold it open.
+    let _one_at_a_time = MEASURING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    signals::become_subreaper();
+    raise_realtime_floor();
+    let setup = |e: std::io::Error| WorkloadError::Setup(e.to_string());
+    let scratch = ScratchDir::create().map_err(setup)?;
+    let board = Board::new(load as usize, types).map_err(setup)?;
+    let up = Pipe::new().map_err(setup)?;
+    let start = Pipe::new().map_err(setup)?;
+    let tctx = TrialContext {
+        load,
+        cpus: cpus.to_vec(),
+        scratch: scratch.path().to_path_buf(),
+    };
+    workload
+        .prepare(&tctx)
+        .map_err(|e| WorkloadError::Setup(e.0))?;
+    let mut sup = Supervisor {
+        load,
+        cpus,
+        plan,
+        board: &board,
+        up,
+        start,
+        procs: Vec::new(),
+        counts: Counts::default(),
+        started: false,
+        beats: Vec::new(),
+    };
+    let result = sup.run(&*workload, &tctx, trial);
+    if result.is_err() {
+        sup.kill_and_reap();
+    }
+    sup.sweep_groups();
+    workload.release();
+    drop(scratch);
+    result
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Server,
+    /// One client process.
+    Client(u32),
+    /// The process holding every client thread.
+    Threads,
+}
+
+struct Proc {
+    pid: libc::pid_t,
+    role: Role,
+    alive: bool,
+    clock: Option<libc::clockid_t>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    server_ready: u32,
+    ready: u32,
+    warm: u32,
+    done: u32,
+}
+
+struct Sample {
+    t: u64,
+    stat: Vec<(usize, CpuTicks)>,
+    clients: u64,
+    server: Option<u64>,
+}
+
+struct Supervisor<'a> {
+    load: u32,
+    cpus: &'a [usize],
+    plan: &'a TrialPlan,
+    board: &'a Board,
+    up: Pipe,
+    start: Pipe,
+    procs: Vec<Proc>,
+    counts: Counts,
+    /// The start barrier has been broadcast.
+    started: bool,
+    /// Each client's last progress count and when it moved.
+    beats: Vec<(u64, Instant)>,
+}
+
+impl Supervisor<'_> {
+    fn run(
+        &mut self,
+        w: &dyn Workload,
+        tctx: &TrialContext,
+        trial: u32,
+    ) -> Result<TrialOutcome, WorkloadError> {
+        let load = self.load;
+        if w.has_server() {
+            let ctx = ServerContext {
+                load,
+                cpus: tctx.cpus.clone(),
+                scratch: tctx.scratch.clone(),
+            };
+            let (board, up) = (self.board, self.up.write_fd());
+            self.fork(Role::Server, || server_main(w, &ctx, board, up))?;
+            self.wait_for("the server to become ready", |c| c.server_ready == 1)?;
+        }
+        let ctx = |i: u32| ClientContext {
+            client: i,
+            load,
+            cpus: tctx.cpus.clone(),
+            scratch: tctx.scratch.clone(),
+            seed: client_seed(trial, i),
+        };
+        let (board, up, start) = (self.board, self.up.write_fd(), self.start.read_fd());
+        let pacing = self.plan.pacing;
+        match w.client_kind() {
+            ClientKind::Processes => {
+                for i in 0..load {
+                    let c = ctx(i);
+                    let schedule = Schedule::for_client(pacing, i, load);
+                    self.fork(Role::Client(i), || {
+                        client_main(w, &c, schedule, board, up, start)
+                    })?;
+                }
+            }
+            ClientKind::Threads => {
+                self.fork(Role::Threads, || {
+                    std::thread::scope(|s| {
+                        for i in 0..load {
+                            let c = ctx(i);
+                            let schedule = Schedule::for_client(pacing, i, load);
+                            let spawned = std::thread::Builder::new()
+                                .name(format!("client-{i}"))
+                                .spawn_scoped(s, move || {
+                                    client_main(w, &c, schedule, board, up, start)
+                                });
+                            if let Err(e) = spawned {
+                                fail_client(board, i, &format!("cannot start its thread: {e}"), up);
+                                break;
+                            }
+                        }
+                    });
+                    0
+                })?;
+            }
+        }
+        // Only the children write the up pipe now.
+        self.up.write = None;
+        pipes::set_nonblocking(self.up.read_fd());
+
+        self.wait_for("every client to set up", |c| c.ready == load)?;
+        self.start.write = None; // the start broadcast
+        let started_at = now_ns();
+        self.started = true;
+        self.beats = (0..load).map(|_| (0, Instant::now())).collect();
+        self.wait_for("every client's first operation", |c| c.warm == load)?;
+
+        let w0 = (started_at + self.plan.warmup_ns).max(now_ns() + PUBLISH_AHEAD_NS);
+        let w1 = w0 + self.plan.window_ns;
+        self.board.publish_window(w0, w1);
+        self.sleep_until(w0)?;
+        let a = self.sample();
+        self.sleep_until(w1)?;
+        let b = self.sample();
+        self.wait_for("every client to run past the window", |c| c.done == load)?;
+
+        self.board.header().stop.store(1, Ordering::Release);
+        let has_clients = |s: &Self| s.procs.iter().any(|p| p.alive && p.role != Role::Server);
+        let deadline = Instant::now() + self.plan.stall_timeout;
+        while has_clients(self) {
+            if Instant::now() > deadline {
+                return Err(self.stalled("clients leaving after the trial"));
+            }
+            self.tick(TICK_MS)?;
+        }
+        self.stop_server()?;
+
+        let mut clients = Vec::with_capacity(load as usize);
+        let mut histograms = vec![latency_histogram(); w.op_types().len()];
+        for i in 0..load as usize {
+            clients.push(self.board.record(i));
+            for (ty, merged) in histograms.iter_mut().enumerate() {
+                let h = self.board.histogram(i, ty).map_err(WorkloadError::Setup)?;
+                merged
+                    .add(&h)
+                    .expect("latency histograms share their bounds");
+            }
+        }
+        let ops: u64 = clients.iter().map(|c| c.window_ops).sum();
+        let sampled_ns = b.t.saturating_sub(a.t).max(1) as f64;
+        let scale = (w1 - w0) as f64 / sampled_ns;
+        Ok(TrialOutcome {
+            load,
+            cpus: self.cpus.to_vec(),
+            started_ns: started_at,
+            window: (w0, w1),
+            ops,
+            throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
+            clients,
+            histograms,
+            cpu: cpu::split(&a.stat, &b.stat, self.cpus),
+            client_cpu_ns: b.clients.saturating_sub(a.clients) as f64 * scale,
+            server_cpu_ns: a
+                .server
+                .zip(b.server)
+                .map(|(x, y)| y.saturating_sub(x) as f64 * scale),
+            sampled: (a.t, b.t),
+            pids: self.procs.iter().map(|p| p.pid).collect(),
+        })
+    }
+
+    /// Fork a child of the trial: its own process group, dies with us,
+    /// confined to the point's CPUs, then `body`, then `_exit`.
+    fn fork(&mut self, role: Role, body: impl FnOnce() -> i32) -> Result<(), WorkloadError> {
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: fork; the child runs `body` and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(WorkloadError::Setup(format!(
+                "fork: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if pid == 0 {
+            child_preamble(parent, &self.up, &self.start);
+            let code = match cpu::confine(self.cpus) {
+                Err(e) => {
+                    let msg = e.to_string();
+                    match role {
+                        Role::Server => self.board.set_server_error(&msg),
+                        Role::Client(i) => self.board.set_client_error(i as usize, &msg),
+                        Role::Threads => self.board.set_client_error(0, &msg),
+                    }
+                    let _ = pipes::send(self.up.write_fd(), FAILED);
+                    1
+                }
+                Ok(()) => {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101)
+                }
+            };
+            // _exit: none of the supervisor's destructors run here.
+            unsafe { libc::_exit(code) };
+        }
+        // SAFETY: our own fresh child.
+        unsafe { libc::setpgid(pid, pid) };
+        self.procs.push(Proc {
+            pid,
+            role,
+            alive: true,
+            clock: cpu::process_clock(pid).ok(),
+        });
+        Ok(())
+    }
+
+    /// Wait until `done(counts)`, watching for failures; a phase that takes
+    /// longer than the stall timeout is a stall.
+    fn wait_for(
+        &mut self,
+        what: &str,
+        done: impl Fn(&Counts) -> bool,
+    ) -> Result<(), WorkloadError> {
+        let deadline = Instant::now() + self.plan.stall_timeout;
+        while !done(&self.counts) {
+            if Instant::now() > deadline {
+                return Err(self.stalled(&format!("waiting for {what}")));
+            }
+            self.tick(TICK_MS)?;
+        }
+        Ok(())
+    }
+
+    /// Sleep until `t` (CLOCK_MONOTONIC), watching for failures meanwhile.
+    fn sleep_until(&mut self, t: u64) -> Result<(), WorkloadError> {
+        loop {
+            let now = now_ns();
+            if now >= t {
+                return Ok(());
+            }
+            let left_ms = (t - now) / 1_000_000;
+            if left_ms >= 2 {
+                self.tick((left_ms - 1).min(TICK_MS))?;
+            } else {
+                Monotonic.sleep_until(t);
+            }
+        }
+    }
+
+    fn stalled(&self, who: &str) -> WorkloadError {
+        WorkloadError::Stalled {
+            load: self.load,
+            who: who.to_string(),
+            secs: self.plan.stall_timeout.as_secs(),
+        }
+    }
+
+    /// One look at the children: messages, failures, deaths, stalls, Ctrl-C.
+    fn tick(&mut self, wait_ms: u64) -> Result<(), WorkloadError> {
+        if signals::interrupted() {
+            return Err(WorkloadError::Interrupted);
+        }
+        let mut pfd = libc::pollfd {
+            fd: self.up.read_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; EINTR (Ctrl-C) is seen on the next tick.
+        unsafe { libc::poll(&mut pfd, 1, wait_ms as libc::c_int) };
+        let mut buf = [0u8; 256];
+        loop {
+            // SAFETY: non-blocking read into a valid buffer (before the
+            // clients are forked the pipe may block, but poll said ready or
+            // we skip: a read only follows POLLIN).
+            if pfd.revents & libc::POLLIN == 0 {
+                break;
+            }
+            let r = unsafe {
+                libc::read(
+                    self.up.read_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                )
+            };
+            if r <= 0 {
+                break;
+            }
+            for &b in &buf[..r as usize] {
+                match b {
+                    SERVER_READY => self.counts.server_ready += 1,
+                    READY => self.counts.ready += 1,
+                    WARM => self.counts.warm += 1,
+                    DONE => self.counts.done += 1,
+                    FAILED => return Err(self.failure()),
+                    _ => {}
+                }
+            }
+            if (r as usize) < buf.len() {
+                break;
+            }
+            // More may be waiting; poll again without blocking.
+            pfd.revents = 0;
+            unsafe { libc::poll(&mut pfd, 1, 0) };
+        }
+        self.reap_exits()?;
+        self.check_stalls()
+    }
+
+    /// The error a FAILED message stands for: the server's, else the first
+    /// client's that wrote one.
+    fn failure(&self) -> WorkloadError {
+        let load = self.load;
+        if let Some(message) = self.board.server_error() {
+            return WorkloadError::ServerFailed { load, message };
+        }
+        (0..load)
+            .find_map(|i| {
+                self.board
+                    .client_error(i as usize)
+                    .map(|message| WorkloadError::ClientFailed {
+                        load,
+                        client: i,
+                        message,
+                    })
+            })
+            .unwrap_or(WorkloadError::ClientFailed {
+                load,
+                client: 0,
+                message: "failed without saying why".into(),
+            })
+    }
+
+    /// Children that ended: fine only after the trial told them to.
+    fn reap_exits(&mut self) -> Result<(), WorkloadError> {
+        let load = self.load;
+        let stopping = self.board.header().stop.load(Ordering::Relaxed) == 1;
+        for k in 0..self.procs.len() {
+            if !self.procs[k].alive {
+                continue;
+            }
+            let mut st = 0;
+            // SAFETY: polling our own child.
+            let r = unsafe { libc::waitpid(self.procs[k].pid, &mut st, libc::WNOHANG) };
+            if r != self.procs[k].pid {
+                continue;
+            }
+            self.procs[k].alive = false;
+            let exited_0 = libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0;
+            match self.procs[k].role {
+                Role::Server => {
+                    if exited_0 && stopping {
+                        continue;
+                    }
+                    if let Some(message) = self.board.server_error() {
+                        return Err(WorkloadError::ServerFailed { load, message });
+                    }
+                    let how = if exited_0 {
+                        "returned before the trial ended".to_string()
+                    } else {
+                        describe_status(st)
+                    };
+                    return Err(WorkloadError::ServerDied { load, how });
+                }
+                Role::Client(i) => {
+                    if exited_0 && self.board.finished(i as usize) {
+                        continue;
+                    }
+                    if let Some(message) = self.board.client_error(i as usize) {
+                        return Err(WorkloadError::ClientFailed {
+                            load,
+                            client: i,
+                            message,
+                        });
+                    }
+                    return Err(WorkloadError::ClientDied {
+                        load,
+                        client: i,
+                        how: describe_status(st),
+                    });
+                }
+                Role::Threads => {
+                    let unfinished = (0..load).find(|&i| !self.board.finished(i as usize));
+                    let Some(i) = unfinished else { continue };
+                    if exited_0 {
+                        if let Some(e) = (0..load)
+                            .find_map(|i| self.board.client_error(i as usize).map(|m| (i, m)))
+                        {
+                            return Err(WorkloadError::ClientFailed {
+                                load,
+                                client: e.0,
+                                message: e.1,
+                            });
+                        }
+                    }
+                    return Err(WorkloadError::ClientDied {
+                        load,
+                        client: i,
+                        how: format!("the process of the client threads {}", describe_status(st)),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After the start: a running client whose progress has not moved for
+    /// the stall timeout has stalled.
+    fn check_stalls(&mut self) -> Result<(), WorkloadError> {
+        if !self.started {
+            return Ok(());
+        }
+        let now = Instant::now();
+        for i in 0..self.load as usize {
+            if self.board.finished(i) {
+                continue;
+            }
+            let p = self.board.slot(i).progress.load(Ordering::Relaxed);
+            if p != self.beats[i].0 {
+                self.beats[i] = (p, now);
+            } else if now.duration_since(self.beats[i].1) > self.plan.stall_timeout {
+                return Err(self.stalled(&format!("client {i}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn sample(&self) -> Sample {
+        let t = now_ns();
+        let read = |p: &Proc| p.clock.and_then(cpu::cpu_time_ns).unwrap_or(0);
+        Sample {
+            t,
+            stat: cpu::read_proc_stat().unwrap_or_default(),
+            clients: self
+                .procs
+                .iter()
+                .filter(|p| p.role != Role::Server)
+                .map(read)
+                .sum(),
+            server: self.procs.iter().find(|p| p.role == Role::Server).map(read),
+        }
+    }
+
+    /// Ask the server to return; kill it after the grace period.
+    fn stop_server(&mut self) -> Result<(), WorkloadError> {
+        self.board.header().server_stop.store(1, Ordering::Release);
+        let deadline = Instant::now() + self.plan.server_grace;
+        while self.procs.iter().any(|p| p.alive) && Instant::now() < deadline {
+            self.tick(5)?;
+        }
+        self.kill_and_reap();
+        Ok(())
+    }
+
+    fn kill_and_reap(&mut self) {
+        for p in self.procs.iter().filter(|p| p.alive) {
+            // SAFETY: signalling our own child's process group and itself.
+            unsafe {
+                libc::kill(-p.pid, libc::SIGKILL);
+                libc::kill(p.pid, libc::SIGKILL);
+            }
+        }
+        for p in self.procs.iter_mut().filter(|p| p.alive) {
+            let mut st = 0;
+            // SAFETY: waiting for our own child.
+            unsafe { libc::waitpid(p.pid, &mut st, 0) };
+            p.alive = false;
+        }
+    }
+
+    /// Kill and reap whatever is left in the children's process groups
+    /// (helpers re-parented to us, the subreaper).
+    fn sweep_groups(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut left = false;
+            for p in &self.procs {
+                for pid in processes_in_group(p.pid) {
+                    left = true;
+                    // SAFETY: a process of our child's group, ours to reap.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                        libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+                    }
+                }
+            }
+            if !left || Instant::now() > deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// A distinct, reproducible seed per trial and client (splitmix64).
+fn client_seed(trial: u32, client: u32) -> u64 {
+    let mut z = ((trial as u64) << 32 | client as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// In a freshly forked child of the trial.
+fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
+    // SAFETY: plain syscalls in the child.
+    unsafe {
+        libc::setpgid(0, 0);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        // Under a real-time policy, one level below the supervisor (as the
+        // parallel harness does), so busy clients cannot starve it.
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let mut param: libc::sched_param = std::mem::zeroed();
+            libc::sched_getparam(0, &mut param);
+            param.sched_priority =
+                (param.sched_priority - 1).max(libc::sched_get_priority_min(libc::SCHED_RR));
+            libc::sched_setscheduler(0, libc::SCHED_RR, &param);
+        }
+        // Ctrl-C is the supervisor's to handle.
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        libc::signal(libc::SIGHUP, libc::SIG_DFL);
+        // Children only write `up` and wait on `start`.
+        libc::close(up.read_fd());
+        libc::close(start.write_fd());
+    }
+    // A panic's message travels in the child's slot. The default hook would
+    // print it, taking the stderr lock, which another thread of the
+    // supervisor may have held at the fork: the child would hang there.
+    std::panic::set_hook(Box::new(|_| {}));
+}
+
+/// A client's link to the supervisor: its slot and the up pipe.
+struct SlotLink<'a> {
+    board: &'a Board,
+    client: usize,
+    up: i32,
+}
+
+impl super::client::Board for SlotLink<'_> {
+    #[inline]
+    fn window(&self) -> Option<(u64, u64)> {
+        self.board.window()
+    }
+    #[inline]
+    fn stop(&self) -> bool {
+        self.board.header().stop.load(Ordering::Acquire) == 1
+    }
+    #[inline]
+    fn progress(&mut self, ops_total: u64) {
+        self.board
+            .slot(self.client)
+            .progress
+            .store(ops_total, Ordering::Relaxed);
+    }
+    fn warm(&mut self) -> crate::Fallible {
+        Ok(pipes::send(self.up, WARM)?)
+    }
+    fn done(&mut self) -> crate::Fallible {
+        Ok(pipes::send(self.up, DONE)?)
+    }
+}
+
+fn fail_client(board: &Board, client: u32, message: &str, up: i32) {
+    board.set_client_error(client as usize, message);
+    let _ = pipes::send(up, FAILED);
+}
+
+/// One client, in its process or thread: set up, ready, wait for the
+/// start, run until stop, write the record. Returns the exit code.
+fn client_main(
+    w: &dyn Workload,
+    ctx: &ClientContext,
+    schedule: Option<Schedule>,
+    board: &Board,
+    up: i32,
+    start: i32,
+) -> i32 {
+    let i = ctx.client;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        client_session(w, ctx, schedule, board, up, start)
+    }));
+    match outcome {
+        Ok(Ok(())) => 0,
+        Ok(Err(message)) => {
+            fail_client(board, i, &message, up);
+            1
+        }
+        Err(panic) => {
+            fail_client(board, i, &format!("panicked: {}", panic_text(&*panic)), up);
+            101
+        }
+    }
+}
+
+fn client_session(
+    w: &dyn Workload,
+    ctx: &ClientContext,
+    schedule: Option<Schedule>,
+    board: &Board,
+    up: i32,
+    start: i32,
+) -> Result<(), String> {
+    let i = ctx.client as usize;
+    let mut client = w.client(ctx).map_err(|e| e.0)?;
+    let mut hists = vec![latency_histogram(); w.op_types().len()];
+    let slot = board.slot(i);
+    slot.waiting.store(1, Ordering::Release);
+    pipes::send(up, READY).map_err(|e| e.to_string())?;
+    pipes::wait_closed(start).map_err(|e| e.to_string())?;
+    slot.waiting.store(0, Ordering::Release);
+    let mut link = SlotLink {
+        board,
+        client: i,
+        up,
+    };
+    let rec = drive(&mut *client, schedule, &Monotonic, &mut link, &mut hists).map_err(|e| e.0)?;
+    drop(client);
+    board.finish(
+        i,
+        &ClientRecord {
+            client: ctx.client,
+            ..rec
+        },
+        &hists,
+    )
+}
+
+struct ServerBoardLink<'a> {
+    board: &'a Board,
+    up: i32,
+    readied: bool,
+}
+
+impl ServerLink for ServerBoardLink<'_> {
+    fn ready(&mut self) -> crate::Fallible {
+        if !self.readied {
+            self.readied = true;
+            pipes::send(self.up, SERVER_READY)?;
+        }
+        Ok(())
+    }
+    fn should_stop(&self) -> bool {
+        self.board.header().server_stop.load(Ordering::Acquire) == 1
+    }
+}
+
+fn server_main(w: &dyn Workload, ctx: &ServerContext, board: &Board, up: i32) -> i32 {
+    let mut link = ServerBoardLink {
+        board,
+        up,
+        readied: false,
+    };
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.serve(ctx, &mut link)));
+    let message = match outcome {
+        Ok(Ok(())) => return 0,
+        Ok(Err(e)) => e.0,
+        Err(panic) => format!("panicked: {}", panic_text(&*panic)),
+    };
+    board.set_server_error(&message);
+    let _ = pipes::send(up, FAILED);
+    1
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_seed;
+
+    #[test]
+    fn client_seeds_differ_and_repeat() {
+        let mut seen = std::collections::HashSet::new();
+        for t in 0..10 {
+            for c in 0..100 {
+                assert!(seen.insert(client_seed(t, c)));
+            }
+        }
+        assert_eq!(client_seed(3, 7), client_seed(3, 7));
+    }
+}
