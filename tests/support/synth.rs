@@ -76,6 +76,7 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
         reason: None,
         warnings: vec![],
         measurements: vec![],
+        curves: Vec::new(),
     }
 }
 

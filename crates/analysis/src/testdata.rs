@@ -42,6 +42,7 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
         reason: None,
         warnings: vec![],
         measurements,
+        curves: Vec::new(),
     }
 }
 

@@ -144,6 +144,7 @@ impl Session {
             reason: None,
             warnings,
             measurements: Vec::new(),
+            curves: Vec::new(),
         };
         if let Some(s) = store.as_mut() {
             s.begin_run(&run)?;

@@ -38,6 +38,10 @@ pub struct Run {
     pub warnings: Vec<Warning>,
     #[serde(default)]
     pub measurements: Vec<Measurement>,
+    /// Load curves of the system workloads the run measured (one per
+    /// workload case): points of throughput and latency against load and CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<crate::curve::Curve>,
 }
 
 /// A stored run in brief: one line of `touchstone runs`.
@@ -246,6 +250,7 @@ mod tests {
             reason: reason.map(String::from),
             warnings: vec![],
             measurements: vec![],
+            curves: vec![],
         }
     }
 
