@@ -137,6 +137,7 @@ impl Session {
                 target_interval_ns: plan.target_ns,
                 parallel_interval_ns: plan.parallel_target_ns,
                 warmup_ns: plan.warmup_ns,
+                workload: None,
             },
             started_at: Utc::now(),
             ended_at: None,
