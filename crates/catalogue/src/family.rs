@@ -1,7 +1,9 @@
-//! What a benchmark family file declares about itself.
+//! What a benchmark family file declares about itself, and how the figures
+//! a family derives from its measurements are made into measurements.
 
+use chrono::Utc;
 use touchstone_harness::{Benchmark, Shape};
-use touchstone_results::Measurement;
+use touchstone_results::{Measurement, Statistic, Summary, Unit, Warning};
 
 use crate::params::{Param, Point};
 
@@ -67,7 +69,7 @@ impl Family {
     /// `build`, to get a case ready to measure.
     pub fn make(&self, p: &Point, mode: Mode) -> Result<Built, String> {
         let mut built = (self.build)(p, mode)?;
-        if let Some(place) = crate::placement::Placement::asked(p) {
+        if let Some(place) = crate::support::placement::Placement::asked(p) {
             built.shape = place.settle(built.shape);
         }
         Ok(built)
@@ -77,4 +79,49 @@ impl Family {
 /// For families that run everywhere.
 pub fn always_supported() -> Option<String> {
     None
+}
+
+/// A measurement derived from others (not timed itself): its samples are
+/// the figures it was computed from, its headline `value`.
+pub fn derived(
+    name: &str,
+    family: &str,
+    group: &str,
+    unit: Unit,
+    value: f64,
+    from: &[f64],
+    extra: &[(&str, f64)],
+    warnings: Vec<Warning>,
+) -> Measurement {
+    let samples = if from.is_empty() {
+        vec![value]
+    } else {
+        from.to_vec()
+    };
+    let mut summary = Summary::of(&samples).unwrap_or_else(|| Summary::of(&[value]).unwrap());
+    summary.median = value;
+    let params = name
+        .split('/')
+        .skip(1)
+        .filter_map(|seg| seg.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Measurement {
+        name: name.to_string(),
+        benchmark: family.to_string(),
+        group: group.to_string(),
+        params,
+        parallel: 1,
+        unit,
+        statistic: Statistic::Median,
+        samples,
+        per_process: Vec::new(),
+        summary,
+        intervals: Vec::new(),
+        baseline: None,
+        warnings,
+        extra: extra.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        started_at: Utc::now(),
+        ended_at: Utc::now(),
+    }
 }

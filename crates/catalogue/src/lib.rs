@@ -7,9 +7,8 @@ pub mod families;
 pub mod family;
 
 pub mod params;
-pub mod placement;
 pub mod select;
-pub mod sys;
+pub mod support;
 pub mod testing;
 
 pub use family::{Built, Family, Mode, Parallel};
@@ -18,8 +17,8 @@ pub use select::{select, SelectError, Selected};
 
 /// Every benchmark family, in the order `list` and the default suite use.
 pub static FAMILIES: &[&Family] = &[
-    &families::harness::NULL_LOOP,
-    &families::harness::SPIN,
+    &families::null_loop::FAMILY,
+    &families::spin::FAMILY,
     &families::lat_syscall::FAMILY,
     &families::lat_sig::FAMILY,
     &families::lat_proc::FAMILY,

@@ -1,9 +1,13 @@
 //! Measuring catalogue cases outside the CLI, for tests and tools: select a
 //! spec, build each case and measure it with a small, fast plan.
 
+use std::io::Read;
+use std::os::fd::FromRawFd;
+
 use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObserver, Plan};
 use touchstone_results::Measurement;
 
+use crate::support::sys;
 use crate::{select, Mode};
 
 /// A plan for tests: few, short intervals; the real clock's limits apply.
@@ -80,4 +84,40 @@ pub fn assert_runs_in_parallel(spec: &str, mode: Mode) {
     let ms = measure_spec(spec, &tiny_plan(3), mode).unwrap();
     assert_eq!(ms[0].per_process.len(), 3, "{}", ms[0].name);
     assert_sane(&ms[0]);
+}
+
+/// Run `check` in a forked child process and return its verdict, for tests
+/// that change the process (pinning it: the test runner's threads must keep
+/// their affinity) or that count on a descriptor number staying free once
+/// closed (another test thread could take it at once). The child's error,
+/// or its panic's message, comes back through a pipe.
+pub fn in_child(check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let (r, w) = sys::pipe().map_err(|e| e.to_string())?;
+    let pid = sys::fork_helper(|| {
+        sys::close(r);
+        let verdict = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
+            Ok(Ok(())) => String::new(),
+            Ok(Err(e)) => e,
+            Err(p) => p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panicked".into()),
+        };
+        let _ = sys::write_all(w, verdict.as_bytes());
+        0
+    });
+    sys::close(w);
+    // SAFETY: `r` is our pipe's read end; the File owns and closes it.
+    let mut from_child = unsafe { std::fs::File::from_raw_fd(r) };
+    let pid = pid.map_err(|e| e.to_string())?;
+    let mut verdict = String::new();
+    let read = from_child.read_to_string(&mut verdict);
+    let exit = sys::reap(pid).map_err(|e| e.to_string())?;
+    read.map_err(|e| e.to_string())?;
+    match (exit, verdict.is_empty()) {
+        (0, true) => Ok(()),
+        (0, false) => Err(verdict),
+        (code, _) => Err(format!("the child exited with status {code}: {verdict}")),
+    }
 }

@@ -12,10 +12,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::file_common::{cached_file, cached_named_file, sum_words};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file, cached_named_file, sum_words, FILE_SIZE};
+use crate::support::sys::{self, errno};
 
 const CHUNK: usize = 64 << 10;
 
@@ -29,14 +29,11 @@ pub struct BwFileRd {
 }
 
 fn read_error(r: isize) -> BenchError {
-    BenchError(format!(
-        "read: {}",
-        if r == 0 {
-            "unexpected end of file".to_string()
-        } else {
-            std::io::Error::last_os_error().to_string()
-        }
-    ))
+    if r == 0 {
+        BenchError("read: unexpected end of file".into())
+    } else {
+        errno("read")
+    }
 }
 
 impl BwFileRd {
@@ -48,10 +45,7 @@ impl BwFileRd {
         // SAFETY: a NUL-terminated path of our scratch file.
         let fd = unsafe { libc::open(path, libc::O_RDONLY) };
         if fd < 0 {
-            return Err(BenchError(format!(
-                "open: {}",
-                std::io::Error::last_os_error()
-            )));
+            return Err(errno("open"));
         }
         let mut total = 0u64;
         let mut left = self.size;
@@ -144,19 +138,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         Shape::bandwidth(size as f64),
     ))
 }
-
-/// The file size parameter shared with bw_mmap_rd.
-pub const FILE_SIZE: Param = Param {
-    name: "size",
-    help: "file size",
-    kind: Kind::Size {
-        min: 64 << 10,
-        max: 1 << 30,
-    },
-    default: &["1m", "8m", "64m"],
-    quick: &["8m"],
-    positional: false,
-};
 
 pub const FAMILY: Family = Family {
     name: "bw_file_rd",

@@ -11,15 +11,14 @@
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{Context, Fallible, Shape};
 
-use super::bw_file_rd::FILE_SIZE;
-use super::file_common::{
-    cached_file, cached_named_file, map, page_size, sum_words, touch_pages, unmap,
-};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{
+    cached_file, cached_named_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
+};
+use crate::support::sys::{self, errno, page_size};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum How {
@@ -70,10 +69,7 @@ impl touchstone_harness::Benchmark for BwMmapRd {
                     // SAFETY: a NUL-terminated path of our scratch file.
                     let fd = unsafe { libc::open(path, libc::O_RDONLY) };
                     if fd < 0 {
-                        return Err(BenchError(format!(
-                            "open: {}",
-                            std::io::Error::last_os_error()
-                        )));
+                        return Err(errno("open"));
                     }
                     let p = map(fd, self.size).inspect_err(|_| sys::close(fd))?;
                     let s = sum_words(p, self.size);

@@ -7,15 +7,16 @@
 
 use touchstone_harness::Shape;
 
-use super::ipc_common::{Channel, Stream, BW_SIZE};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
+use crate::support::one_way::{OneWay, BW_SIZE};
+use crate::support::placement;
+use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let size = p.num("size");
     Ok(Built::new(
-        Stream::new(Channel::Pipe, size as usize).placed(p),
+        OneWay::new(Channel::Pipe, size as usize).placed(p),
         Shape::bandwidth(size as f64).with_switches_by_design(),
     ))
 }
@@ -36,6 +37,6 @@ pub const FAMILY: Family = Family {
 mod tests {
     #[test]
     fn measures_in_parallel_with_cpu_per_mb_and_refuses_oversized_messages() {
-        super::super::ipc_common::check_stream_family("bw_pipe");
+        crate::support::one_way::check_stream_family("bw_pipe");
     }
 }

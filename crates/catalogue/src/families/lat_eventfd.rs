@@ -7,11 +7,11 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::{self, errno};
 
 pub struct EventfdBaton {
     there: RawFd,
@@ -36,7 +36,7 @@ impl Baton for EventfdBaton {
             // SAFETY: plain eventfd(2), counter 0.
             *fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
             if *fd < 0 {
-                return Err(format!("eventfd: {}", std::io::Error::last_os_error()).into());
+                return Err(errno("eventfd"));
             }
         }
         Ok(())

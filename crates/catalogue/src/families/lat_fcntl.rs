@@ -11,11 +11,11 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{cstring, Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::{self, cstring, errno};
 
 pub struct FcntlBaton {
     fd: RawFd,
@@ -64,12 +64,7 @@ impl Baton for FcntlBaton {
         };
         unsafe { libc::unlink(c.as_ptr()) };
         if self.fd < 0 {
-            return Err(format!(
-                "open {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )
-            .into());
+            return Err(errno(&format!("open {}", path.display())));
         }
         sys::write_all(self.fd, b"abc")?;
         // Round 0: this process holds records 0 and 1 (locks are not

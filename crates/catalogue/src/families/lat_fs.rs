@@ -13,9 +13,9 @@ use std::ffi::CString;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::Unit;
 
-use super::ipc_common::cstring;
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::{cstring, errno};
 
 const NAME_MAX: usize = 4096;
 
@@ -73,7 +73,7 @@ impl LatFs {
             )
         };
         if fd < 0 {
-            return Err(last("create"));
+            return Err(errno("lat_fs create"));
         }
         if !self.data.is_empty() {
             let r = unsafe {
@@ -85,11 +85,11 @@ impl LatFs {
             };
             if r != self.data.len() as isize {
                 unsafe { libc::close(fd) };
-                return Err(last("write"));
+                return Err(errno("lat_fs write"));
             }
         }
         if unsafe { libc::close(fd) } != 0 {
-            return Err(last("close"));
+            return Err(errno("lat_fs close"));
         }
         Ok(())
     }
@@ -99,17 +99,10 @@ impl LatFs {
         let path = self.name(i);
         // SAFETY: a NUL-terminated path in our buffer.
         if unsafe { libc::unlink(path) } != 0 {
-            return Err(last("unlink"));
+            return Err(errno("lat_fs unlink"));
         }
         Ok(())
     }
-}
-
-fn last(what: &str) -> BenchError {
-    BenchError(format!(
-        "lat_fs {what}: {}",
-        std::io::Error::last_os_error()
-    ))
 }
 
 impl touchstone_harness::Benchmark for LatFs {

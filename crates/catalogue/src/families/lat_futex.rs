@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::errno;
 
 const PARENT: u32 = 0;
 const HELPER: u32 = 1;
@@ -72,7 +73,7 @@ impl Baton for FutexBaton {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(format!("mmap: {}", std::io::Error::last_os_error()).into());
+            return Err(errno("mmap"));
         }
         self.word = p as *mut AtomicU32;
         self.word().store(PARENT, Ordering::Relaxed);

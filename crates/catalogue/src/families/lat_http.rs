@@ -8,13 +8,12 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{
-    connect_loopback, inet_socket, read_to_eof, tcp_listener, Baton, HotPotato,
-};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
+use crate::support::sys::{self, errno, read_to_eof};
 
 const REQUEST: &[u8] = b"GET /doc HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
 
@@ -80,7 +79,7 @@ impl Baton for HttpBaton {
             )
         };
         if fd < 0 {
-            return Err(format!("accept: {}", std::io::Error::last_os_error()).into());
+            return Err(errno("accept"));
         }
         // Read the request head (it is small: one read normally has it).
         let mut have = 0;

@@ -8,10 +8,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use super::file_common::{cached_file, map, page_size, touch_pages, unmap};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file, map, touch_pages, unmap};
+use crate::support::sys::{self, page_size};
 
 pub struct LatMmap {
     size: usize,

@@ -12,10 +12,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use super::file_common::{cached_file, map, page_size, unmap};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file, map, unmap};
+use crate::support::sys::{self, page_size};
 
 pub struct LatPagefault {
     size: usize,

@@ -1,14 +1,15 @@
 //! lat_pipe: latency of a round trip through a pair of pipes (lmbench's lat_pipe).
 //! One iteration is a round trip (lmbench reports the round trip too): the
 //! benchmark process writes the message and blocks until the helper process
-//! has read it and written it back. The mechanics live in `ipc_common`.
+//! has read it and written it back. The mechanics live in `support::hot_potato`.
 
 use touchstone_harness::Shape;
 
-use super::ipc_common::{Channel, FdBaton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{FdBaton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(

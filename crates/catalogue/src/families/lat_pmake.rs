@@ -8,7 +8,7 @@ use touchstone_harness::{Benchmark, Fallible, Shape};
 
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys::{self, Pid};
+use crate::support::sys::{self, Pid};
 
 /// Burn `ns` of this thread's CPU time (kernel time spent reading the CPU
 /// clock counts too: a job is charged exactly what it consumed).
@@ -57,14 +57,14 @@ impl Benchmark for LatPmake {
                     Ok(pid) => self.pids.push(pid),
                     Err(e) => {
                         self.cleanup();
-                        return Err(e.into());
+                        return Err(e);
                     }
                 }
             }
             while let Some(pid) = self.pids.pop() {
                 if let Err(e) = sys::reap(pid) {
                     self.cleanup();
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
         }

@@ -8,13 +8,12 @@
 //! page tables), and exec passes an environment of `env` bytes.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::sys::{self, cstring, errno};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -93,10 +92,6 @@ fn tiny_static_elf() -> Option<Vec<u8>> {
     }
 }
 
-fn cstring(s: impl AsRef<[u8]>) -> Fallible<CString> {
-    CString::new(s.as_ref()).map_err(|e| e.to_string().into())
-}
-
 impl LatProc {
     /// Fork a child that runs `exec` (or exits at once) and wait for it.
     /// The child never returns into this code: fork_helper `_exit`s it.
@@ -139,7 +134,7 @@ impl Benchmark for LatProc {
                 )
             };
             if p == libc::MAP_FAILED {
-                return Err(std::io::Error::last_os_error().into());
+                return Err(errno("mmap"));
             }
             self.region = p as *mut u8;
             for off in (0..self.mem).step_by(4096) {
@@ -164,7 +159,7 @@ impl Benchmark for LatProc {
                 std::fs::write(&file, elf)?;
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))?;
-                self.path = cstring(file.as_os_str().as_bytes())?;
+                self.path = cstring(&file)?;
                 self.args = vec![cstring("exit0")?];
             }
             Op::Fork => unreachable!(),

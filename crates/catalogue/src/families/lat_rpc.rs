@@ -10,11 +10,12 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{set_recv_timeout, tcp_pair, udp_pair, Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::{recv_datagram, set_recv_timeout, tcp_pair, udp_pair};
+use crate::support::sys;
 
 pub const PROG: u32 = 0x2000_7473;
 pub const VERS: u32 = 1;
@@ -111,23 +112,6 @@ impl RpcBaton {
     }
 }
 
-#[inline]
-fn recv_exact_datagram(fd: RawFd, buf: &mut [u8]) -> Fallible {
-    // SAFETY: reading one datagram into our buffer.
-    let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-    if r != buf.len() as isize {
-        return Err(if r < 0 {
-            BenchError(format!(
-                "rpc udp receive: {}",
-                std::io::Error::last_os_error()
-            ))
-        } else {
-            BenchError(format!("rpc udp: datagram of {r} bytes"))
-        });
-    }
-    Ok(())
-}
-
 impl Baton for RpcBaton {
     fn open(&mut self, _: &Context) -> Fallible {
         let (c, s) = match self.proto {
@@ -164,7 +148,7 @@ impl Baton for RpcBaton {
         let f = self.frame();
         sys::write_all(self.client, &self.call[f..])?;
         match self.proto {
-            Proto::Udp => recv_exact_datagram(self.client, &mut self.reply[4..])?,
+            Proto::Udp => recv_datagram(self.client, &mut self.reply[4..])?,
             Proto::Tcp => {
                 sys::read_exact(self.client, &mut self.reply)?;
                 let mark = u32::from_be_bytes(self.reply[..4].try_into().unwrap());
@@ -179,7 +163,7 @@ impl Baton for RpcBaton {
     fn pong(&mut self) -> Fallible {
         let mut call = [0u8; 4 + CALL_LEN];
         match self.proto {
-            Proto::Udp => recv_exact_datagram(self.server, &mut call[4..])?,
+            Proto::Udp => recv_datagram(self.server, &mut call[4..])?,
             Proto::Tcp => {
                 sys::read_exact(self.server, &mut call[..4])?;
                 let mark = u32::from_be_bytes(call[..4].try_into().unwrap());

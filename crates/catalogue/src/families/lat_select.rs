@@ -10,11 +10,11 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::file_common::cached_file;
-use super::ipc_common::{connect_loopback, inet_socket, tcp_listener};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::cached_file;
+use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
+use crate::support::sys::{self, errno};
 
 pub struct LatSelect {
     n: usize,
@@ -44,7 +44,7 @@ fn ensure_nofile(want: u64) -> Fallible {
     }
     rl.rlim_cur = want;
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) } != 0 {
-        return Err(format!("setrlimit: {}", std::io::Error::last_os_error()).into());
+        return Err(errno("setrlimit"));
     }
     Ok(())
 }
@@ -68,7 +68,7 @@ impl LatSelect {
                 // SAFETY: duplicating our own descriptor.
                 let fd = unsafe { libc::fcntl(f, libc::F_DUPFD_CLOEXEC, 0) };
                 if fd < 0 {
-                    return Err(format!("dup: {}", std::io::Error::last_os_error()).into());
+                    return Err(errno("dup"));
                 }
                 self.fds.push(fd);
             }

@@ -15,10 +15,11 @@ use std::path::PathBuf;
 use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::ipc_common::{Baton, HotPotato};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::errno;
 
 pub struct SemBaton {
     id: libc::c_int,
@@ -49,7 +50,7 @@ impl Baton for SemBaton {
         // SAFETY: a private set of two semaphores, both starting at 0.
         self.id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
         if self.id < 0 {
-            return Err(format!("semget: {}", std::io::Error::last_os_error()).into());
+            return Err(errno("semget"));
         }
         match record_sysv_sem(&ctx.scratch, &format!("lat_sem.{}", ctx.process), self.id) {
             Ok(path) => self.record = Some(path),

@@ -9,6 +9,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::errno;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -75,7 +76,7 @@ fn sigaction(sig: libc::c_int, handler: usize, flags: libc::c_int) -> Fallible {
         act.sa_flags = flags;
         libc::sigemptyset(&mut act.sa_mask);
         if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error().into());
+            return Err(errno("sigaction"));
         }
     }
     Ok(())
@@ -117,7 +118,7 @@ impl Benchmark for LatSig {
                     )
                 };
                 if p == libc::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error().into());
+                    return Err(errno("mmap"));
                 }
                 self.page = p as *mut u8;
                 PROT_PAGE.store(p as usize, Ordering::Relaxed);

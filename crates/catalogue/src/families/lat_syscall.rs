@@ -4,12 +4,12 @@
 //! scratch directory; open: open+close of that file.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::{cstring, errno};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -39,7 +39,7 @@ impl Benchmark for LatSyscall {
             }
             Op::Null => return Ok(()),
         };
-        self.path = CString::new(target.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+        self.path = cstring(&target)?;
         let flags = if self.op == Op::Write {
             libc::O_WRONLY
         } else {
@@ -48,9 +48,7 @@ impl Benchmark for LatSyscall {
         // SAFETY: a valid NUL-terminated path.
         self.fd = unsafe { libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC) };
         if self.fd < 0 {
-            return Err(
-                format!("open {:?}: {}", self.path, std::io::Error::last_os_error()).into(),
-            );
+            return Err(errno(&format!("open {:?}", self.path)));
         }
         Ok(())
     }

@@ -6,11 +6,10 @@
 
 use touchstone_harness::Shape;
 
-use super::ipc_common::HotPotato;
-use super::lat_connect::{ConnectBaton, Domain};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
+use crate::support::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(

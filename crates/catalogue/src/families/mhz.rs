@@ -8,8 +8,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit, Warning};
 
 use super::lat_ops::{kernel, x86_64_only, Kernel};
-use super::memlib::derived;
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode, Parallel};
 use crate::params::Point;
 
 pub struct Mhz {

@@ -2,7 +2,6 @@
 //! and is registered once in `crate::FAMILIES`.
 
 pub mod dhrystone;
-pub mod harness;
 pub mod lat_ctx;
 pub mod lat_pmake;
 pub mod lat_proc;
@@ -11,17 +10,17 @@ pub mod lat_syscall;
 pub mod lat_thread;
 pub mod lat_usleep;
 pub mod linpack;
+pub mod null_loop;
 pub mod sieve;
+pub mod spin;
 pub mod whetstone;
 
-// Communication, files and VM (issue 4); shared plumbing in ipc_common.
+// Communication, files and VM (issue 4).
 pub mod bw_file_rd;
 pub mod bw_mmap_rd;
 pub mod bw_pipe;
 pub mod bw_tcp;
 pub mod bw_unix;
-pub mod file_common;
-pub mod ipc_common;
 pub mod lat_connect;
 pub mod lat_eventfd;
 pub mod lat_fcntl;
@@ -40,13 +39,12 @@ pub mod lat_udp;
 pub mod lat_unix;
 pub mod lat_unix_connect;
 
-// Memory hierarchy and processor (issue 5); shared helpers in memlib.
+// Memory hierarchy and processor (issue 5).
 pub mod bw_mem;
 pub mod lat_dram_page;
 pub mod lat_mem_rd;
 pub mod lat_ops;
 pub mod line;
-pub mod memlib;
 pub mod mhz;
 pub mod par_mem;
 pub mod par_ops;

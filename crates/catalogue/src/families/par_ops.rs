@@ -10,8 +10,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
 use super::lat_ops::{kernel, x86_64_only, Kernel, NAMES};
-use super::memlib::derived;
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 
 pub struct ParOps {

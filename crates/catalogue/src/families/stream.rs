@@ -14,9 +14,10 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use super::memlib::{check_memory, llc_bytes, Buf, Pages};
 use crate::family::{always_supported, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::llc_bytes;
+use crate::support::memory::{check_memory, Buf, Pages};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op {

@@ -1,21 +1,31 @@
-//! Plumbing shared by the file and VM families (issue 4): a cached scratch
+//! Files for the file and VM families (lat_mmap, lat_pagefault, lat_select,
+//! bw_file_rd, bw_mmap_rd): a cached scratch
 //! file that is unlinked as soon as it is open (so no file outlives the
 //! benchmark, whatever happens), or kept by name for the `open2close`
 //! modes that reopen it (inside the scratch directory, which the harness
 //! removes, and the next run's stale sweep removes after a SIGKILL), and
-//! read-only shared mappings of it.
+//! read-only shared mappings of it; the file-size parameter the re-read
+//! families share.
 
 use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::cstring;
-use crate::sys;
+use super::sys::{self, cstring, errno};
+use crate::params::{Kind, Param};
 
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize
-}
+/// The file size of the re-read families (bw_file_rd, bw_mmap_rd).
+pub const FILE_SIZE: Param = Param {
+    name: "size",
+    help: "file size",
+    kind: Kind::Size {
+        min: 64 << 10,
+        max: 1 << 30,
+    },
+    default: &["1m", "8m", "64m"],
+    quick: &["8m"],
+    positional: false,
+};
 
 /// A `size`-byte file of non-zero bytes in the scratch directory, written
 /// (so its pages are in the page cache), already unlinked; its descriptor.
@@ -43,11 +53,7 @@ pub fn cached_named_file(
         )
     };
     if fd < 0 {
-        return Err(BenchError(format!(
-            "create {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        )));
+        return Err(errno(&format!("create {}", path.display())));
     }
     let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251 + 1) as u8).collect();
     let mut left = size;
@@ -78,10 +84,7 @@ pub fn map(fd: RawFd, len: usize) -> Fallible<*const u8> {
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(BenchError(format!(
-            "mmap: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(errno("mmap"));
     }
     Ok(p as *const u8)
 }
