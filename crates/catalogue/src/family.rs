@@ -45,6 +45,15 @@ impl Built {
 
 /// A benchmark family: its name (lmbench's where one exists), report group,
 /// one-line description, parameters with bounds, and how to build a case.
+/// Each family file ends with one, made by `Family::new` and stating only
+/// what differs from what most families share:
+///
+/// ```ignore
+/// pub const FAMILY: Family = Family {
+///     params: &[placement::PARAM],
+///     ..Family::new("lat_pipe", "comm_lat", "pipe round trip of 1 byte", build)
+/// };
+/// ```
 pub struct Family {
     pub name: &'static str,
     pub group: &'static str,
@@ -64,6 +73,27 @@ pub struct Family {
 }
 
 impl Family {
+    /// A family with what most share: no parameters, `--parallel` allowed,
+    /// in the default suite, supported everywhere, nothing derived.
+    pub const fn new(
+        name: &'static str,
+        group: &'static str,
+        summary: &'static str,
+        build: fn(&Point, Mode) -> Result<Built, String>,
+    ) -> Family {
+        Family {
+            name,
+            group,
+            summary,
+            params: &[],
+            parallel: Parallel::Allowed,
+            default_suite: true,
+            unsupported: always_supported,
+            build,
+            derive: None,
+        }
+    }
+
     /// Build one case: the family's `build`, then what every family's case
     /// owes its `cpus` placement (see `placement::settle`). Call this, not
     /// `build`, to get a case ready to measure.

@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::{cached_file, cached_named_file, sum_words, FILE_SIZE};
 use crate::support::sys::{self, errno};
@@ -140,9 +140,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_file_rd",
-    group: "comm_bw",
-    summary: "re-reading a cached file with read(): I/O only, or I/O plus summing the data",
     params: &[
         Param {
             name: "mode",
@@ -154,11 +151,12 @@ pub const FAMILY: Family = Family {
         },
         FILE_SIZE,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_file_rd",
+        "comm_bw",
+        "re-reading a cached file with read(): I/O only, or I/O plus summing the data",
+        build,
+    )
 };
 
 #[cfg(test)]

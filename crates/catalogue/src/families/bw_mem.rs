@@ -10,7 +10,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::memory::{check_memory, Buf, Pages};
 
@@ -290,9 +290,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_mem",
-    group: "mem_bw",
-    summary: "memory bandwidth by size: read, write, read-modify-write, copy, memcpy, memset",
     params: &[
         Param {
             name: "op",
@@ -314,11 +311,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_mem",
+        "mem_bw",
+        "memory bandwidth by size: read, write, read-modify-write, copy, memcpy, memset",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::{
     cached_file, cached_named_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
@@ -129,9 +129,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_mmap_rd",
-    group: "comm_bw",
-    summary: "re-reading a cached file through mmap: fault-in only, map+sum, or sum of a standing mapping",
     params: &[
         Param {
             name: "mode",
@@ -143,11 +140,12 @@ pub const FAMILY: Family = Family {
         },
         FILE_SIZE,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_mmap_rd",
+        "comm_bw",
+        "re-reading a cached file through mmap: fault-in only, map+sum, or sum of a standing mapping",
+        build,
+    )
 };
 
 #[cfg(test)]

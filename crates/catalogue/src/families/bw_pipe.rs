@@ -7,7 +7,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
@@ -22,15 +22,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_pipe",
-    group: "comm_bw",
-    summary: "pipe bandwidth between two processes, by message size",
     params: &[BW_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_pipe",
+        "comm_bw",
+        "pipe bandwidth between two processes, by message size",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
@@ -23,15 +23,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_tcp",
-    group: "comm_bw",
-    summary: "TCP bandwidth over 127.0.0.1 between two processes, by message size",
     params: &[BW_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_tcp",
+        "comm_bw",
+        "TCP bandwidth over 127.0.0.1 between two processes, by message size",
+        build,
+    )
 };
 
 #[cfg(test)]

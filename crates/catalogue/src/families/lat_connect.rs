@@ -6,7 +6,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
@@ -19,18 +19,17 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_connect",
-    group: "comm_lat",
-    summary: "TCP connection set-up and close on 127.0.0.1 (socket, connect, close)",
     params: &[placement::PARAM],
     parallel: Parallel::No(
         "every connection leaves a socket in TIME_WAIT for 60 s; several processes \
          connecting for a second each would exhaust ephemeral ports and measure that instead",
     ),
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_connect",
+        "comm_lat",
+        "TCP connection set-up and close on 127.0.0.1 (socket, connect, close)",
+        build,
+    )
 };
 
 #[cfg(test)]

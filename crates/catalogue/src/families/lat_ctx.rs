@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::placement::{self, Placement};
 use crate::support::sys::{self, Pid};
@@ -202,9 +202,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_ctx",
-    group: "ctx",
-    summary: "context switch: a token passed round a ring of processes through pipes, each summing a private working set; the one-process overhead is subtracted",
     params: &[
         Param {
             name: "procs",
@@ -227,11 +224,12 @@ pub const FAMILY: Family = Family {
         },
         placement::PARAM,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_ctx",
+        "ctx",
+        "context switch: a token passed round a ring of processes through pipes, each summing a private working set; the one-process overhead is subtracted",
+        build,
+    )
 };
 
 #[cfg(test)]

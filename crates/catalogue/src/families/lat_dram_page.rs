@@ -10,7 +10,7 @@
 
 use touchstone_results::{Measurement, Unit};
 
-use crate::family::{always_supported, derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{Order, Pages};
@@ -52,10 +52,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_dram_page",
-    group: "mem_lat",
-    summary:
-        "DRAM latency with consecutive misses in the same 4 KiB block (open page) or not (closed)",
     params: &[Param {
         name: "page",
         help: "open: misses clustered by 4 KiB block; closed: scattered",
@@ -64,9 +60,11 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "lat_dram_page",
+        "mem_lat",
+        "DRAM latency with consecutive misses in the same 4 KiB block (open page) or not (closed)",
+        build,
+    )
 };

@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -110,15 +110,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fcntl",
-    group: "comm_lat",
-    summary: "fcntl record-lock round trip (two lock hand-offs) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fcntl",
+        "comm_lat",
+        "fcntl record-lock round trip (two lock hand-offs) between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato};
 use crate::support::placement;
@@ -20,15 +20,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fifo",
-    group: "comm_lat",
-    summary: "named pipe (FIFO) round trip of 1 byte between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fifo",
+        "comm_lat",
+        "named pipe (FIFO) round trip of 1 byte between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::ffi::CString;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{cstring, errno};
 
@@ -173,9 +173,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fs",
-    group: "fs_lat",
-    summary: "files created or deleted per second in a fresh directory, by file size",
     params: &[
         Param {
             name: "op",
@@ -197,11 +194,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fs",
+        "fs_lat",
+        "files created or deleted per second in a fresh directory, by file size",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -130,9 +130,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_http",
-    group: "comm_lat",
-    summary: "HTTP/1.0 GET of a small document from a local server (connection per request)",
     params: &[
         Param {
             name: "size",
@@ -151,10 +148,12 @@ pub const FAMILY: Family = Family {
         "a connection per request leaves a socket in TIME_WAIT for 60 s; several processes \
          fetching for a second each would exhaust ephemeral ports and measure that instead",
     ),
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_http",
+        "comm_lat",
+        "HTTP/1.0 GET of a small document from a local server (connection per request)",
+        build,
+    )
 };
 
 #[cfg(test)]

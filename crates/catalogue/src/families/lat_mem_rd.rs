@@ -10,7 +10,7 @@
 
 use touchstone_results::{groups, Measurement, Unit, Warning};
 
-use crate::family::{always_supported, derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{bytes_text, detect_levels, llc_bytes, os_caches};
 use crate::support::memory::{Order, Pages};
@@ -218,9 +218,6 @@ const QUICK_SIZES: &[&str] = &[
 ];
 
 pub const FAMILY: Family = Family {
-    name: "lat_mem_rd",
-    group: "mem_lat",
-    summary: "memory read latency by working-set size: strided and random pointer chains; cache levels derived",
     params: &[
         Param {
             name: "stride",
@@ -242,11 +239,13 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "lat_mem_rd",
+        "mem_lat",
+        "memory read latency by working-set size: strided and random pointer chains; cache levels derived",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::{cached_file, map, touch_pages, unmap};
 use crate::support::sys::{self, page_size};
@@ -55,9 +55,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_mmap",
-    group: "fs_lat",
-    summary: "mmap a cached file, read a byte of every page, munmap, by size",
     params: &[Param {
         name: "size",
         help: "bytes mapped",
@@ -69,11 +66,12 @@ pub const FAMILY: Family = Family {
         quick: &["1m"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_mmap",
+        "fs_lat",
+        "mmap a cached file, read a byte of every page, munmap, by size",
+        build,
+    )
 };
 
 #[cfg(test)]

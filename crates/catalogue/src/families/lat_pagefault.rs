@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::{cached_file, map, unmap};
 use crate::support::sys::{self, page_size};
@@ -97,9 +97,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_pagefault",
-    group: "fs_lat",
-    summary: "time per page to fault in a shared mapping of a cached file",
     params: &[Param {
         name: "size",
         help: "file size (each fresh mapping covers the whole file)",
@@ -111,11 +108,12 @@ pub const FAMILY: Family = Family {
         quick: &["8m"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_pagefault",
+        "fs_lat",
+        "time per page to fault in a shared mapping of a cached file",
+        build,
+    )
 };
 
 #[cfg(test)]

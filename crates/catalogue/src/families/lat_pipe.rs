@@ -5,7 +5,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato};
 use crate::support::placement;
@@ -19,15 +19,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_pipe",
-    group: "comm_lat",
-    summary: "pipe round trip of 1 byte between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_pipe",
+        "comm_lat",
+        "pipe round trip of 1 byte between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

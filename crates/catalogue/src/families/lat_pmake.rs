@@ -6,7 +6,7 @@
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{self, Pid};
 
@@ -90,9 +90,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_pmake",
-    group: "proc",
-    summary: "wall time to finish N parallel jobs of a given CPU time each (a model of make -j)",
     params: &[
         Param {
             name: "jobs",
@@ -114,11 +111,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_pmake",
+        "proc",
+        "wall time to finish N parallel jobs of a given CPU time each (a model of make -j)",
+        build,
+    )
 };
 
 #[cfg(test)]

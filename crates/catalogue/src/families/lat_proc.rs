@@ -11,7 +11,7 @@ use std::ffi::CString;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{self, cstring, errno};
 
@@ -238,9 +238,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_proc",
-    group: "proc",
-    summary: "process creation: fork+exit+wait, fork+exec (/bin/true, tiny static), fork+/bin/sh -c; vs touched memory and environment size",
     params: &[
         Param {
             name: "op",
@@ -273,11 +270,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_proc",
+        "proc",
+        "process creation: fork+exit+wait, fork+exec (/bin/true, tiny static), fork+/bin/sh -c; vs touched memory and environment size",
+        build,
+    )
 };
 
 #[cfg(test)]

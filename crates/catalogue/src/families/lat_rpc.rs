@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -210,9 +210,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_rpc",
-    group: "comm_lat",
-    summary: "ONC RPC null-procedure call round trip over UDP or TCP on 127.0.0.1",
     params: &[
         Param {
             name: "proto",
@@ -224,11 +221,12 @@ pub const FAMILY: Family = Family {
         },
         placement::PARAM,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_rpc",
+        "comm_lat",
+        "ONC RPC null-procedure call round trip over UDP or TCP on 127.0.0.1",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::cached_file;
 use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
@@ -174,9 +174,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_select",
-    group: "comm_lat",
-    summary: "select() or poll() over N file or TCP socket descriptors (zero timeout)",
     params: &[
         Param {
             name: "type",
@@ -203,11 +200,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_select",
+        "comm_lat",
+        "select() or poll() over N file or TCP socket descriptors (zero timeout)",
+        build,
+    )
 };
 
 #[cfg(test)]

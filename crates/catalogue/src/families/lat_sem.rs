@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -100,15 +100,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_sem",
-    group: "comm_lat",
-    summary: "System V semaphore round trip (post/wait pair) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_sem",
+        "comm_lat",
+        "System V semaphore round trip (post/wait pair) between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::errno;
 
@@ -219,9 +219,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_sig",
-    group: "proc",
-    summary: "signal handler install (sigaction), catch (kill to self + handler), protection fault caught by a handler",
     params: &[Param {
         name: "op",
         help: "install: sigaction; catch: kill self + handle; prot: write fault + SIGSEGV handler",
@@ -230,11 +227,12 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_sig",
+        "proc",
+        "signal handler install (sigaction), catch (kill to self + handler), protection fault caught by a handler",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::ffi::CString;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{cstring, errno};
 
@@ -138,9 +138,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_syscall",
-    group: "proc",
-    summary: "system call latency: null (getppid), 1-byte read/write, stat, fstat, open+close",
     params: &[Param {
         name: "op",
         help: "which system call",
@@ -149,11 +146,12 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_syscall",
+        "proc",
+        "system call latency: null (getppid), 1-byte read/write, stat, fstat, open+close",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
 use crate::support::placement;
@@ -21,15 +21,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_tcp",
-    group: "comm_lat",
-    summary: "TCP round trip over 127.0.0.1 (Nagle off) between two processes",
     params: &[MSG_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_tcp",
+        "comm_lat",
+        "TCP round trip over 127.0.0.1 (Nagle off) between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

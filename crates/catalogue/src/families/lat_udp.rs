@@ -7,7 +7,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, UDP_SIZE};
 use crate::support::placement;
@@ -21,15 +21,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_udp",
-    group: "comm_lat",
-    summary: "UDP round trip over 127.0.0.1 between two processes",
     params: &[UDP_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_udp",
+        "comm_lat",
+        "UDP round trip over 127.0.0.1 between two processes",
+        build,
+    )
 };
 
 #[cfg(test)]

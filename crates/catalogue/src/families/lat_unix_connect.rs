@@ -6,7 +6,7 @@
 
 use touchstone_harness::Shape;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
@@ -19,15 +19,13 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_unix_connect",
-    group: "comm_lat",
-    summary: "AF_UNIX stream connection set-up and close (socket, connect, close)",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_unix_connect",
+        "comm_lat",
+        "AF_UNIX stream connection set-up and close (socket, connect, close)",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::errno;
 
@@ -208,9 +208,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_usleep",
-    group: "proc",
-    summary: "real duration of a requested sleep via nanosleep, clock_nanosleep, select, poll (ppoll), interval timer",
     params: &[
         Param {
             name: "method",
@@ -232,11 +229,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_usleep",
+        "proc",
+        "real duration of a requested sleep via nanosleep, clock_nanosleep, select, poll (ppoll), interval timer",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use touchstone_results::{Measurement, Unit, Warning};
 
-use crate::family::{always_supported, derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{median, os_caches, os_line_bytes};
 use crate::support::memory::{Order, Pages};
@@ -85,9 +85,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "line",
-    group: "mem_lat",
-    summary: "cache line size: latency of random in-page chains by element size; line derived",
     params: &[Param {
         name: "stride",
         help: "chain element size in bytes",
@@ -96,11 +93,13 @@ pub const FAMILY: Family = Family {
         quick: &["16", "32", "64", "128", "256"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "line",
+        "mem_lat",
+        "cache line size: latency of random in-page chains by element size; line derived",
+        build,
+    )
 };
 
 #[cfg(test)]

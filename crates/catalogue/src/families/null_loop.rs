@@ -3,7 +3,7 @@
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 
 /// The empty benchmark.
@@ -24,14 +24,9 @@ fn build(_: &Point, _: Mode) -> Result<Built, String> {
     Ok(Built::new(NullLoop, Shape::latency(1.0)))
 }
 
-pub const FAMILY: Family = Family {
-    name: "null_loop",
-    group: "harness",
-    summary: "empty benchmark: the harness's own overhead per iteration",
-    params: &[],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
+pub const FAMILY: Family = Family::new(
+    "null_loop",
+    "harness",
+    "empty benchmark: the harness's own overhead per iteration",
     build,
-    derive: None,
-};
+);

@@ -8,7 +8,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use crate::family::{always_supported, derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
@@ -117,9 +117,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "par_mem",
-    group: "mem_lat",
-    summary: "memory-level parallelism: K independent random chains beyond the last-level cache",
     params: &[Param {
         name: "chains",
         help: "independent chains",
@@ -128,11 +125,13 @@ pub const FAMILY: Family = Family {
         quick: &["1", "4", "16", "32"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "par_mem",
+        "mem_lat",
+        "memory-level parallelism: K independent random chains beyond the last-level cache",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -99,9 +99,6 @@ pub fn parallelism(latency_ns: f64, overlapped_ns: f64) -> f64 {
 }
 
 pub const FAMILY: Family = Family {
-    name: "par_ops",
-    group: "proc",
-    summary: "instruction-level parallelism of the basic operations (8 independent chains)",
     params: &[Param {
         name: "op",
         help: "type and operation",
@@ -118,10 +115,14 @@ pub const FAMILY: Family = Family {
         positional: true,
     }],
     parallel: Parallel::No("parallelism within one processor; other processes only share it"),
-    default_suite: true,
     unsupported: x86_64_only,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "par_ops",
+        "proc",
+        "instruction-level parallelism of the basic operations (8 independent chains)",
+        build,
+    )
 };
 
 #[cfg(all(test, target_arch = "x86_64"))]

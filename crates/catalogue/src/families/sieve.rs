@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// One sieve over `flags` (which it re-marks first); returns the primes found.
@@ -103,9 +103,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "sieve",
-    group: "cpu",
-    summary: "sieve of Eratosthenes (BYTE's, odd numbers only): time per sieve, count checked",
     params: &[Param {
         name: "flags",
         help: "flag bytes (odd numbers up to 2·flags+1); BYTE's classic is 8190",
@@ -117,11 +114,12 @@ pub const FAMILY: Family = Family {
         quick: &["8190"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "sieve",
+        "cpu",
+        "sieve of Eratosthenes (BYTE's, odd numbers only): time per sieve, count checked",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// Busy-wait `ns` nanoseconds per iteration on the monotonic clock.
@@ -31,9 +31,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "spin",
-    group: "harness",
-    summary: "busy-wait a known time per iteration: a calibrated loop of known cost",
     params: &[Param {
         name: "time",
         help: "time to spin per iteration",
@@ -45,9 +42,10 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "spin",
+        "harness",
+        "busy-wait a known time per iteration: a calibrated loop of known cost",
+        build,
+    )
 };

@@ -9,7 +9,7 @@
 
 use touchstone_results::{Measurement, Unit};
 
-use crate::family::{always_supported, derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::detect_levels;
 use crate::support::memory::{Order, Pages};
@@ -63,9 +63,6 @@ pub fn derive_from(curve: &[(u64, f64)], page: u64) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "tlb",
-    group: "mem_lat",
-    summary: "TLB entries and reach: one load per base page over a growing number of pages",
     params: &[Param {
         name: "pages",
         help: "pages in the chain",
@@ -82,11 +79,13 @@ pub const FAMILY: Family = Family {
         ],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "tlb",
+        "mem_lat",
+        "TLB entries and reach: one load per base page over a growing number of pages",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// The published constants.
@@ -466,9 +466,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "whetstone",
-    group: "cpu",
-    summary: "Whetstone (double precision): MWIPS for a weighted pass, and each module's rate",
     params: &[Param {
         name: "module",
         help: "all (MWIPS) or one module n1..n8 (MFLOPS for n1, n2, n6; ops/s otherwise)",
@@ -477,11 +474,12 @@ pub const FAMILY: Family = Family {
         quick: &["all"],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "whetstone",
+        "cpu",
+        "Whetstone (double precision): MWIPS for a weighted pass, and each module's rate",
+        build,
+    )
 };
 
 #[cfg(test)]
