@@ -64,8 +64,9 @@ pub struct Family {
     pub default_suite: bool,
     /// Why the family cannot run on this machine, if it cannot.
     pub unsupported: fn() -> Option<String>,
-    /// Build one case from a point of the parameter space.
-    pub build: fn(&Point, Mode) -> Result<Built, String>,
+    /// Build one case from a point of the parameter space; reached only
+    /// through `make`.
+    pub(crate) build: fn(&Point, Mode) -> Result<Built, String>,
     /// Figures derived from all of this family's measurements in a run
     /// (cache levels from a latency curve, line size from strides), computed
     /// after the last of them; each derived figure is a measurement itself.
@@ -94,9 +95,16 @@ impl Family {
         }
     }
 
-    /// Build one case: the family's `build`, then what every family's case
-    /// owes its `cpus` placement (see `placement::settle`). Call this, not
-    /// `build`, to get a case ready to measure.
+    /// Build one case, ready to measure: the family's `build`, and for a
+    /// family with a `cpus` parameter the warm-up and interval its
+    /// placement needs (`Placement::settle`). The one way a case is built:
+    ///
+    /// ```compile_fail
+    /// let f = touchstone_catalogue::family("lat_pipe").unwrap();
+    /// let p = touchstone_catalogue::Point(Vec::new());
+    /// // The raw build is private to the catalogue.
+    /// let _ = (f.build)(&p, touchstone_catalogue::Mode::default());
+    /// ```
     pub fn make(&self, p: &Point, mode: Mode) -> Result<Built, String> {
         let mut built = (self.build)(p, mode)?;
         if let Some(place) = crate::support::placement::Placement::asked(p) {
@@ -153,5 +161,32 @@ pub fn derived(
         extra: extra.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         started_at: Utc::now(),
         ended_at: Utc::now(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::support::placement::{CROSS_CPU_INTERVAL_NS, SETTLE_NS};
+    use crate::{select, Mode};
+
+    fn shape_of(spec: &str) -> touchstone_harness::Shape {
+        let sel = select(&[spec.to_string()], Mode::default(), 1).unwrap();
+        let c = &sel.cases[0];
+        c.family.make(&c.point, Mode::default()).unwrap().shape
+    }
+
+    /// Cases that may run on several CPUs get the placement's warm-up and
+    /// interval whatever their family's build says; others are left alone.
+    #[test]
+    fn make_settles_what_the_placement_needs() {
+        for spec in ["lat_pipe/cpus:spread", "bw_tcp/size:64k/cpus:free"] {
+            let s = shape_of(spec);
+            assert_eq!(s.warmup_ns, SETTLE_NS, "{spec}");
+            assert_eq!(s.enough_ns, CROSS_CPU_INTERVAL_NS, "{spec}");
+        }
+        for spec in ["lat_pipe/cpus:same", "lat_syscall/null"] {
+            let s = shape_of(spec);
+            assert_eq!((s.warmup_ns, s.enough_ns), (0, 0), "{spec}");
+        }
     }
 }

@@ -5,8 +5,6 @@
 //! seconds each end spent per MB are reported as extra figures
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
 
-use touchstone_harness::Shape;
-
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
@@ -14,11 +12,7 @@ use crate::support::placement;
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let size = p.num("size");
-    Ok(Built::new(
-        OneWay::new(Channel::Pipe, size as usize).placed(p),
-        Shape::bandwidth(size as f64).with_switches_by_design(),
-    ))
+    OneWay::case(Channel::Pipe, p.num("size") as usize, p)
 }
 
 pub const FAMILY: Family = Family {

@@ -4,18 +4,13 @@
 //! closes each connection. The listener binds port 0 (kernel-chosen). The
 //! mechanics (`ConnectBaton`) live in `support::hot_potato`.
 
-use touchstone_harness::Shape;
-
 use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(ConnectBaton::new(Domain::Tcp)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(ConnectBaton::new(Domain::Tcp), p)
 }
 
 pub const FAMILY: Family = Family {

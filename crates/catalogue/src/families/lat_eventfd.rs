@@ -5,7 +5,7 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
@@ -63,14 +63,13 @@ impl Baton for EventfdBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(EventfdBaton {
+    HotPotato::case(
+        EventfdBaton {
             there: -1,
             back: -1,
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {

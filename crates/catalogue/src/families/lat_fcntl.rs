@@ -9,7 +9,7 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
@@ -103,10 +103,7 @@ impl Baton for FcntlBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FcntlBaton { fd: -1, round: 0 }).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FcntlBaton { fd: -1, round: 0 }, p)
 }
 
 pub const FAMILY: Family = Family {

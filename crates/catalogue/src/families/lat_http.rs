@@ -6,7 +6,7 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
@@ -117,16 +117,15 @@ impl Baton for HttpBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(HttpBaton {
+    HotPotato::case(
+        HttpBaton {
             listener: -1,
             port: 0,
             response: response(p.num("size") as usize),
             buf: Vec::new(),
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {

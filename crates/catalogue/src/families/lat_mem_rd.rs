@@ -357,7 +357,10 @@ mod tests {
             1,
         )
         .unwrap();
-        assert!((sel.cases[0].family.build)(&sel.cases[0].point, Mode::default()).is_ok());
+        assert!(sel.cases[0]
+            .family
+            .make(&sel.cases[0].point, Mode::default())
+            .is_ok());
         let p = Point(vec![
             (
                 "stride",
@@ -387,7 +390,9 @@ mod tests {
         .unwrap();
         let avail = touchstone_results::host::available_memory_bytes().unwrap_or(u64::MAX);
         if avail < 64 << 30 {
-            let e = (sel.cases[0].family.build)(&sel.cases[0].point, Mode::default())
+            let e = sel.cases[0]
+                .family
+                .make(&sel.cases[0].point, Mode::default())
                 .err()
                 .expect("refused");
             assert!(e.contains("MemAvailable"), "{e}");

@@ -3,8 +3,6 @@
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
 
-use touchstone_harness::Shape;
-
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato};
@@ -12,10 +10,7 @@ use crate::support::placement;
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Pipe, 1)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FdBaton::new(Channel::Pipe, 1), p)
 }
 
 pub const FAMILY: Family = Family {

@@ -316,7 +316,7 @@ mod tests {
     fn fork_with_an_environment_is_refused() {
         let e = crate::family("lat_proc").unwrap();
         let sel = crate::select(&["lat_proc/fork/env:4k".into()], Mode::default(), 1).unwrap();
-        assert!((e.build)(&sel.cases[0].point, Mode::default()).is_err());
+        assert!(e.make(&sel.cases[0].point, Mode::default()).is_err());
     }
 
     #[test]

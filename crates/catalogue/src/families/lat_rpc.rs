@@ -8,7 +8,7 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
@@ -195,18 +195,17 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         "udp" => Proto::Udp,
         _ => Proto::Tcp,
     };
-    Ok(Built::new(
-        HotPotato::new(RpcBaton {
+    HotPotato::case(
+        RpcBaton {
             proto,
             xid: 0,
             client: -1,
             server: -1,
             call: [0; 4 + CALL_LEN],
             reply: [0; 4 + REPLY_LEN],
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {

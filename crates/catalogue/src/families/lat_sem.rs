@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
@@ -89,14 +89,13 @@ impl Baton for SemBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(SemBaton {
+    HotPotato::case(
+        SemBaton {
             id: -1,
             record: None,
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {

@@ -5,8 +5,6 @@
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
 
-use touchstone_harness::Shape;
-
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
@@ -14,10 +12,7 @@ use crate::support::placement;
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Tcp, p.num("size") as usize)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FdBaton::new(Channel::Tcp, p.num("size") as usize), p)
 }
 
 pub const FAMILY: Family = Family {

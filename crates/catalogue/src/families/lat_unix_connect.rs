@@ -4,18 +4,13 @@
 //! path is in the scratch directory and removed in cleanup. No TIME_WAIT
 //! here, so it may run in parallel.
 
-use touchstone_harness::Shape;
-
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(ConnectBaton::new(Domain::Unix)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(ConnectBaton::new(Domain::Unix), p)
 }
 
 pub const FAMILY: Family = Family {

@@ -11,7 +11,7 @@
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Benchmark, Context, Fallible};
+use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
 use super::placement::Placement;
 use super::sockets::{
@@ -19,6 +19,7 @@ use super::sockets::{
     udp_pair, unix_addr, unix_pair, Channel, SUN_LEN,
 };
 use super::sys::{self, check, cstring, errno, Pid};
+use crate::family::Built;
 use crate::params::{Kind, Param, Point};
 
 /// One ping-pong mechanism: something the benchmark process hands to a
@@ -54,18 +55,25 @@ pub struct HotPotato<B: Baton> {
     place: Placement,
 }
 
+impl<B: Baton + 'static> HotPotato<B> {
+    /// A case timing round trips of `baton`, the benchmark process and its
+    /// helper placed where the case's `cpus` parameter says (`Family::make`
+    /// adds the warm-up and interval a placement needs).
+    pub fn case(baton: B, p: &Point) -> Result<Built, String> {
+        Ok(Built::new(
+            HotPotato::new(baton, Placement::of(p)),
+            Shape::latency(1.0).with_switches_by_design(),
+        ))
+    }
+}
+
 impl<B: Baton> HotPotato<B> {
-    pub fn new(baton: B) -> Self {
+    pub fn new(baton: B, place: Placement) -> Self {
         HotPotato {
             baton,
             helper: -1,
-            place: Placement::Free,
+            place,
         }
-    }
-    /// Run the two processes where the case's `cpus` parameter says.
-    pub fn placed(mut self, p: &Point) -> Self {
-        self.place = Placement::of(p);
-        self
     }
 }
 
@@ -434,7 +442,7 @@ mod tests {
                 scratch: std::env::temp_dir(),
             };
             for ch in [Channel::Pipe, Channel::Unix, Channel::Tcp, Channel::Udp] {
-                let mut b = HotPotato::new(FdBaton::new(ch, 16));
+                let mut b = HotPotato::new(FdBaton::new(ch, 16), Placement::Free);
                 b.setup(&ctx).map_err(|e| e.0)?;
                 b.run(10).map_err(|e| e.0)?;
                 let (fds, helper) = (b.baton.fds(), b.helper);

@@ -6,11 +6,12 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Benchmark, Context, Fallible};
+use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
 use super::placement::Placement;
 use super::sockets::{tcp_pair, unix_pair, Channel};
 use super::sys::{self, Pid};
+use crate::family::Built;
 use crate::params::{Kind, Param, Point};
 
 /// CPU time this process has used, in seconds.
@@ -44,7 +45,17 @@ pub struct OneWay {
 }
 
 impl OneWay {
-    pub fn new(channel: Channel, size: usize) -> OneWay {
+    /// A case timing the transfer of `size`-byte messages over `channel`,
+    /// sender and receiver placed where the case's `cpus` parameter says
+    /// (`Family::make` adds the warm-up and interval a placement needs).
+    pub fn case(channel: Channel, size: usize, p: &Point) -> Result<Built, String> {
+        Ok(Built::new(
+            OneWay::new(channel, size, Placement::of(p)),
+            Shape::bandwidth(size as f64).with_switches_by_design(),
+        ))
+    }
+
+    pub fn new(channel: Channel, size: usize, place: Placement) -> OneWay {
         OneWay {
             channel,
             size,
@@ -53,16 +64,11 @@ impl OneWay {
             cmd: -1,
             reply: -1,
             helper: -1,
-            place: Placement::Free,
+            place,
             cpu_mark: 0.0,
             cpu_s: 0.0,
             bytes: 0.0,
         }
-    }
-    /// Run sender and receiver where the case's `cpus` parameter says.
-    pub fn placed(mut self, p: &Point) -> Self {
-        self.place = Placement::of(p);
-        self
     }
 }
 
@@ -259,7 +265,7 @@ mod tests {
                 parallel: 1,
                 scratch: std::env::temp_dir(),
             };
-            let mut s = OneWay::new(Channel::Tcp, 4096);
+            let mut s = OneWay::new(Channel::Tcp, 4096, Placement::Free);
             s.setup(&ctx).map_err(|e| e.0)?;
             for n in [1, 10, 100] {
                 s.prepare(n).map_err(|e| e.0)?;
