@@ -158,28 +158,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("bw_file_rd/size:1m", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, touchstone_results::Unit::MBps);
-        }
-        let ms = measure_spec("bw_file_rd/sum/size:1m", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-        let ms = measure_spec(
-            "bw_file_rd/open2close/size:1m",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -322,7 +322,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
 
     #[test]
     fn bytes_bookkeeping() {
@@ -385,11 +385,13 @@ mod tests {
         }
     }
 
+    /// The best interval, as STREAM reports its best time.
     #[test]
-    fn every_op_measures() {
-        for m in measure_spec("bw_mem/size:16k", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.statistic, Statistic::Max);
+    fn the_best_interval_is_the_figure() {
+        let sel = crate::select(&["bw_mem/size:16k".into()], Mode::default(), 1).unwrap();
+        for c in sel.cases {
+            let shape = FAMILY.make(&c.point, Mode::default()).unwrap().shape;
+            assert_eq!(shape.statistic, Statistic::Max, "{}", c.name);
         }
     }
 

@@ -147,21 +147,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("bw_mmap_rd/size:1m", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-        for spec in ["bw_mmap_rd/sum/size:1m", "bw_mmap_rd/open2close/size:1m"] {
-            let ms = measure_spec(spec, &tiny_plan(3), Mode::default()).unwrap();
-            assert_eq!(ms[0].per_process.len(), 3);
-            assert_sane(&ms[0]);
-        }
-    }
-}

@@ -25,11 +25,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn measures_in_parallel_with_cpu_per_mb_and_refuses_oversized_messages() {
-        crate::support::one_way::check_stream_family("bw_tcp");
-    }
-}

@@ -492,11 +492,4 @@ mod tests {
         assert_eq!(d[0].name, "dhrystone/dmips");
         assert!((d[0].value() * 1757.0 / ms[0].value() - 1.0).abs() < 1e-9);
     }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("dhrystone", &tiny_plan(2), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 2);
-        assert_sane(&ms[0]);
-    }
 }

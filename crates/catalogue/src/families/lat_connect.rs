@@ -26,20 +26,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures() {
-        assert_sane(&measure_spec("lat_connect", &tiny_plan(1), Mode::default()).unwrap()[0]);
-    }
-
-    #[test]
-    fn refuses_parallel() {
-        let e = measure_spec("lat_connect", &tiny_plan(3), Mode::default()).unwrap_err();
-        assert!(e.contains("TIME_WAIT"), "{e}");
-    }
-}

@@ -205,20 +205,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
     use touchstone_harness::Benchmark;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("lat_fs/size:0,1k", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, Unit::OpsPerSec);
-        }
-        let ms = measure_spec("lat_fs/create/size:4k", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
 
     #[test]
     fn leaves_its_directory_empty_and_then_removes_it() {

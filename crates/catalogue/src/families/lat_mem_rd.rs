@@ -251,7 +251,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
     use touchstone_results::host::Cache;
 
     fn cache(level: u32, size: u64) -> Cache {
@@ -322,31 +322,6 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.code == "curve-short"));
-    }
-
-    #[test]
-    fn every_chain_measures() {
-        for m in measure_spec(
-            "lat_mem_rd/stride:16,512,rand_page,rand/size:4k,64k",
-            &tiny_plan(1),
-            Mode::default(),
-        )
-        .unwrap()
-        {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_mem_rd/stride:64/size:16k",
-            &tiny_plan(2),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 2);
-        assert_sane(&ms[0]);
     }
 
     #[test]

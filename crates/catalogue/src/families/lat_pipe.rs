@@ -22,19 +22,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_measures, assert_runs_in_parallel};
-    use crate::Mode;
-
-    #[test]
-    fn measures() {
-        assert_measures("lat_pipe", touchstone_results::Unit::Ns);
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        assert_runs_in_parallel("lat_pipe", Mode { quick: true });
-    }
-}

@@ -137,16 +137,4 @@ mod tests {
             assert!(m.value() >= 200_000.0, "{}: {} ns", m.name, m.value());
         }
     }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_pmake/jobs:2/work:100us",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
 }

@@ -231,8 +231,6 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
 
     #[test]
     fn xdr_call_and_reply() {
@@ -249,15 +247,5 @@ mod tests {
         answer(&c, &mut r).unwrap();
         assert!(check_reply(&r, 7).unwrap_err().0.contains("accept_stat 3"));
         assert!(answer(&[0u8; 8], &mut r).is_none());
-    }
-
-    #[test]
-    fn both_transports_measure() {
-        for m in measure_spec("lat_rpc", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-        let ms = measure_spec("lat_rpc/tcp", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
     }
 }

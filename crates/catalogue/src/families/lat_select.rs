@@ -210,22 +210,8 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
     use crate::Mode;
-
-    #[test]
-    fn files_and_sockets_by_select_and_poll() {
-        // n stays well under FD_SETSIZE here: test threads' descriptors are
-        // inherited by the forked benchmark (tests/comm_family.rs runs 1000).
-        let ms = measure_spec("lat_select/n:10,500", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 8);
-        for m in ms {
-            assert_sane(&m);
-        }
-        let ms = measure_spec("lat_select/tcp/n:50", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
 
     #[test]
     fn zero_descriptors_is_refused() {

@@ -234,27 +234,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        let ms = measure_spec("lat_sig", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 3);
-        for m in ms {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("lat_sig/catch,prot", &tiny_plan(3), Mode::default()).unwrap();
-        for m in ms {
-            assert_eq!(m.per_process.len(), 3);
-            assert_sane(&m);
-        }
-    }
-}

@@ -153,24 +153,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        for m in measure_spec("lat_syscall", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("lat_syscall/null", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].parallel, 3);
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

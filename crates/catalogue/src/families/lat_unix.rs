@@ -23,19 +23,3 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_measures, assert_runs_in_parallel};
-    use crate::Mode;
-
-    #[test]
-    fn measures() {
-        assert_measures("lat_unix", touchstone_results::Unit::Ns);
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        assert_runs_in_parallel("lat_unix", Mode { quick: true });
-    }
-}

@@ -252,18 +252,4 @@ mod tests {
             assert!(m.value() >= 99_000.0, "{}: {} ns", m.name, m.value());
         }
     }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_usleep/itimer,nanosleep/time:50us",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        for m in ms {
-            assert_eq!(m.per_process.len(), 3);
-            assert_sane(&m);
-        }
-    }
 }

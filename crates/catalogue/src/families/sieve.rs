@@ -125,7 +125,6 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn the_classic_count() {
@@ -146,13 +145,5 @@ mod tests {
         };
         s.run(2).unwrap();
         assert!(s.conclude(2).is_err());
-    }
-
-    #[test]
-    fn measures() {
-        let ms = measure_spec("sieve/flags:8190", &tiny_plan(1), Mode::default()).unwrap();
-        assert_sane(&ms[0]);
-        let ms = measure_spec("sieve/flags:8190", &tiny_plan(2), Mode::default()).unwrap();
-        assert_sane(&ms[0]);
     }
 }

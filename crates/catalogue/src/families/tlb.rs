@@ -91,7 +91,6 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn entries_from_a_synthetic_curve() {
@@ -115,12 +114,5 @@ mod tests {
         assert_eq!(d[0].value(), 64.0);
         assert_eq!(d[0].extra["reach_bytes"], (64 * 4096) as f64);
         assert_eq!(d[1].value(), 2048.0);
-    }
-
-    #[test]
-    fn measures() {
-        for m in measure_spec("tlb/pages:16,4096", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
     }
 }

@@ -485,7 +485,6 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn every_module_matches_its_independent_check() {
@@ -506,16 +505,16 @@ mod tests {
     }
 
     #[test]
-    fn every_case_measures() {
-        for m in measure_spec("whetstone", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
+    fn each_case_reports_in_its_unit() {
+        let sel = crate::select(&["whetstone".into()], Mode::default(), 1).unwrap();
+        for c in sel.cases {
+            let unit = FAMILY.make(&c.point, Mode::default()).unwrap().shape.unit();
+            let want = match c.name.as_str() {
+                "whetstone/all" => Unit::Mwips,
+                "whetstone/n1" | "whetstone/n2" | "whetstone/n6" => Unit::Mflops,
+                _ => Unit::OpsPerSec,
+            };
+            assert_eq!(unit, want, "{}", c.name);
         }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("whetstone/all", &tiny_plan(2), Mode::default()).unwrap();
-        assert_eq!(ms[0].unit, Unit::Mwips);
-        assert_sane(&ms[0]);
     }
 }
