@@ -118,3 +118,15 @@ pub fn in_child(check: impl FnOnce() -> Result<(), String>) -> Result<(), String
         (code, _) => Err(format!("the child exited with status {code}: {verdict}")),
     }
 }
+
+/// Whether `fd` is an open descriptor of this process.
+pub fn descriptor_is_open(fd: std::os::fd::RawFd) -> bool {
+    // SAFETY: F_GETFD only asks whether the descriptor exists.
+    (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
+}
+
+/// Whether process `pid` is gone (reaped, not merely exited).
+pub fn process_is_gone(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only probes; ESRCH means no such process.
+    (unsafe { libc::kill(pid, 0) }) != 0
+}

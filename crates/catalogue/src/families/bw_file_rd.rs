@@ -14,7 +14,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::files::{cached_file, cached_named_file, sum_words, FILE_SIZE};
+use crate::support::files::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
 use crate::support::sys::{self, errno};
 
 const CHUNK: usize = 64 << 10;
@@ -67,13 +67,7 @@ impl BwFileRd {
 
 impl touchstone_harness::Benchmark for BwFileRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        if self.open2close {
-            let (fd, path) = cached_named_file(ctx, "bw_file_rd", self.size)?;
-            self.fd = fd;
-            self.path = Some(path);
-        } else {
-            self.fd = cached_file(ctx, "bw_file_rd", self.size)?;
-        }
+        (self.fd, self.path) = cached_file_named_if(ctx, "bw_file_rd", self.size, self.open2close)?;
         self.buf = vec![0u64; CHUNK / 8];
         Ok(())
     }
@@ -115,12 +109,7 @@ impl touchstone_harness::Benchmark for BwFileRd {
     }
 
     fn cleanup(&mut self) {
-        sys::close(self.fd);
-        self.fd = -1;
-        if let Some(path) = self.path.take() {
-            // SAFETY: removing our scratch file.
-            unsafe { libc::unlink(path.as_ptr()) };
-        }
+        close_file(&mut self.fd, &mut self.path);
     }
 }
 

@@ -16,7 +16,7 @@ use touchstone_harness::{Context, Fallible, Shape};
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::files::{
-    cached_file, cached_named_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
+    cached_file_named_if, close_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
 };
 use crate::support::sys::{self, errno, page_size};
 
@@ -43,13 +43,8 @@ unsafe impl Send for BwMmapRd {}
 impl touchstone_harness::Benchmark for BwMmapRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         self.page = page_size();
-        if self.how == How::Open2Close {
-            let (fd, path) = cached_named_file(ctx, "bw_mmap_rd", self.size)?;
-            self.fd = fd;
-            self.path = Some(path);
-        } else {
-            self.fd = cached_file(ctx, "bw_mmap_rd", self.size)?;
-        }
+        let keep_name = self.how == How::Open2Close;
+        (self.fd, self.path) = cached_file_named_if(ctx, "bw_mmap_rd", self.size, keep_name)?;
         if self.how == How::MmapOnly {
             self.mapped = map(self.fd, self.size)?;
         }
@@ -98,12 +93,7 @@ impl touchstone_harness::Benchmark for BwMmapRd {
             unmap(self.mapped, self.size);
             self.mapped = std::ptr::null();
         }
-        sys::close(self.fd);
-        self.fd = -1;
-        if let Some(path) = self.path.take() {
-            // SAFETY: removing our scratch file.
-            unsafe { libc::unlink(path.as_ptr()) };
-        }
+        close_file(&mut self.fd, &mut self.path);
     }
 }
 

@@ -12,7 +12,7 @@ use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
-use crate::support::sys::errno;
+use crate::support::sys::map_anonymous;
 
 const PARENT: u32 = 0;
 const HELPER: u32 = 1;
@@ -61,21 +61,9 @@ impl FutexBaton {
 
 impl Baton for FutexBaton {
     fn open(&mut self, _: &Context) -> Fallible {
-        // SAFETY: a fresh shared anonymous page.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(errno("mmap"));
-        }
-        self.word = p as *mut AtomicU32;
+        // Shared: the helper forked after this sees the same word.
+        self.word =
+            map_anonymous(4096, libc::PROT_READ | libc::PROT_WRITE, true)? as *mut AtomicU32;
         self.word().store(PARENT, Ordering::Relaxed);
         Ok(())
     }

@@ -12,8 +12,8 @@ use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
-use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
-use crate::support::sys::{self, errno, read_to_eof};
+use crate::support::sockets::{accept, connect_loopback, inet_socket, tcp_listener};
+use crate::support::sys::{self, read_to_eof};
 
 const REQUEST: &[u8] = b"GET /doc HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
 
@@ -69,18 +69,7 @@ impl Baton for HttpBaton {
     }
 
     fn pong(&mut self) -> Fallible {
-        // SAFETY: accept on the inherited listener.
-        let fd = unsafe {
-            libc::accept4(
-                self.listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(errno("accept"));
-        }
+        let fd = accept(self.listener)?;
         // Read the request head (it is small: one read normally has it).
         let mut have = 0;
         let ok = loop {

@@ -13,7 +13,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::sys::{self, cstring, errno};
+use crate::support::sys::{self, cstring, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -122,22 +122,10 @@ impl LatProc {
 impl Benchmark for LatProc {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         if self.mem > 0 {
-            // SAFETY: a fresh private anonymous mapping, then one write per page.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    self.mem,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(errno("mmap"));
-            }
-            self.region = p as *mut u8;
+            self.region = map_anonymous(self.mem, libc::PROT_READ | libc::PROT_WRITE, false)?;
+            // One write per page: fork must copy their page tables.
             for off in (0..self.mem).step_by(4096) {
+                // SAFETY: inside the mapping just made.
                 unsafe { self.region.add(off).write_volatile(1) };
             }
         }

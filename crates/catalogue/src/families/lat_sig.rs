@@ -9,7 +9,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::sys::errno;
+use crate::support::sys::{errno, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -106,22 +106,9 @@ impl Benchmark for LatSig {
             Op::Install => {}
             Op::Catch => sigaction(libc::SIGUSR1, on_usr1 as *const () as usize, 0)?,
             Op::Prot => {
-                // SAFETY: a fresh private read-only page.
-                let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        4096,
-                        libc::PROT_READ,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                        -1,
-                        0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(errno("mmap"));
-                }
-                self.page = p as *mut u8;
-                PROT_PAGE.store(p as usize, Ordering::Relaxed);
+                // A read-only page: every store to it faults.
+                self.page = map_anonymous(4096, libc::PROT_READ, false)?;
+                PROT_PAGE.store(self.page as usize, Ordering::Relaxed);
                 sigaction(
                     libc::SIGSEGV,
                     on_segv as *const () as usize,

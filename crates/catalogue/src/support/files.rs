@@ -7,6 +7,7 @@
 //! read-only shared mappings of it; the file-size parameter the re-read
 //! families share.
 
+use std::ffi::CString;
 use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
@@ -30,18 +31,38 @@ pub const FILE_SIZE: Param = Param {
 /// A `size`-byte file of non-zero bytes in the scratch directory, written
 /// (so its pages are in the page cache), already unlinked; its descriptor.
 pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
-    let (fd, c) = cached_named_file(ctx, name, size)?;
-    unsafe { libc::unlink(c.as_ptr()) };
-    Ok(fd)
+    Ok(cached_file_named_if(ctx, name, size, false)?.0)
 }
 
-/// As `cached_file`, but the file keeps its name (returned) for benchmarks
-/// that reopen it; the caller unlinks it in cleanup.
-pub fn cached_named_file(
+/// As `cached_file`, but when `keep_name` the file keeps its name (returned)
+/// for benchmarks that reopen it; `close_file` removes it.
+pub fn cached_file_named_if(
     ctx: &Context,
     name: &str,
     size: usize,
-) -> Fallible<(RawFd, std::ffi::CString)> {
+    keep_name: bool,
+) -> Fallible<(RawFd, Option<CString>)> {
+    let (fd, c) = cached_named_file(ctx, name, size)?;
+    if keep_name {
+        return Ok((fd, Some(c)));
+    }
+    // SAFETY: removing the file just made; the descriptor keeps it alive.
+    unsafe { libc::unlink(c.as_ptr()) };
+    Ok((fd, None))
+}
+
+/// Close a file `cached_file_named_if` made, and remove it if it kept its
+/// name.
+pub fn close_file(fd: &mut RawFd, name: &mut Option<CString>) {
+    sys::close(*fd);
+    *fd = -1;
+    if let Some(name) = name.take() {
+        // SAFETY: removing our scratch file.
+        unsafe { libc::unlink(name.as_ptr()) };
+    }
+}
+
+fn cached_named_file(ctx: &Context, name: &str, size: usize) -> Fallible<(RawFd, CString)> {
     let path = ctx.scratch.join(format!("{name}.{}", ctx.process));
     let c = cstring(&path)?;
     // SAFETY: a valid path, a new file.

@@ -15,7 +15,7 @@ use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
 use super::placement::Placement;
 use super::sockets::{
-    connect_loopback, inet_socket, recv_datagram, set_recv_timeout, tcp_listener, tcp_pair,
+    accept, connect_loopback, inet_socket, recv_datagram, set_recv_timeout, tcp_listener, tcp_pair,
     udp_pair, unix_addr, unix_pair, Channel, SUN_LEN,
 };
 use super::sys::{self, check, cstring, errno, Pid};
@@ -363,22 +363,7 @@ impl Baton for ConnectBaton {
     }
 
     fn pong(&mut self) -> Fallible {
-        // SAFETY: accept on the listener this helper inherited.
-        let fd = unsafe {
-            libc::accept4(
-                self.listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                return Ok(());
-            }
-            return Err(errno("accept"));
-        }
-        sys::close(fd);
+        sys::close(accept(self.listener)?);
         Ok(())
     }
 
@@ -419,17 +404,7 @@ pub const UDP_SIZE: Param = Param {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::in_child;
-
-    fn is_open(fd: RawFd) -> bool {
-        // SAFETY: F_GETFD only asks whether the descriptor exists.
-        (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
-    }
-
-    fn gone(pid: Pid) -> bool {
-        // SAFETY: probing a pid; ESRCH means no such process (reaped).
-        (unsafe { libc::kill(pid, 0) }) != 0
-    }
+    use crate::testing::{descriptor_is_open, in_child, process_is_gone};
 
     /// In a child process, where no other test thread can reopen a
     /// descriptor number the engine has just closed.
@@ -446,11 +421,14 @@ mod tests {
                 b.setup(&ctx).map_err(|e| e.0)?;
                 b.run(10).map_err(|e| e.0)?;
                 let (fds, helper) = (b.baton.fds(), b.helper);
-                assert!(helper > 0 && !gone(helper));
+                assert!(helper > 0 && !process_is_gone(helper));
                 b.cleanup();
-                assert!(gone(helper), "{ch:?}: helper {helper} still there");
+                assert!(
+                    process_is_gone(helper),
+                    "{ch:?}: helper {helper} still there"
+                );
                 for fd in fds.into_iter().filter(|&fd| fd >= 0) {
-                    assert!(!is_open(fd), "{ch:?}: descriptor {fd} left open");
+                    assert!(!descriptor_is_open(fd), "{ch:?}: descriptor {fd} left open");
                 }
             }
             Ok(())

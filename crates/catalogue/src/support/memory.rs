@@ -6,7 +6,7 @@
 use touchstone_harness::Fallible;
 use touchstone_results::host;
 
-use super::sys::errno;
+use super::sys::map_anonymous;
 
 /// Whether a buffer should be backed by transparent huge pages.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,20 +32,7 @@ unsafe impl Send for Buf {}
 impl Buf {
     pub fn new(len: usize, pages: Pages) -> Fallible<Buf> {
         let len = len.max(1);
-        // SAFETY: a fresh anonymous mapping; checked for failure below.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(errno(&format!("cannot map {len} bytes")));
-        }
+        let ptr = map_anonymous(len, libc::PROT_READ | libc::PROT_WRITE, false)?;
         let advice = match pages {
             Pages::Default => None,
             Pages::Base => Some(libc::MADV_NOHUGEPAGE),
@@ -53,15 +40,12 @@ impl Buf {
         };
         if let Some(a) = advice {
             // SAFETY: advice on our own mapping; failure only loses the hint.
-            unsafe { libc::madvise(ptr, len, a) };
+            unsafe { libc::madvise(ptr as *mut libc::c_void, len, a) };
         }
-        let b = Buf {
-            ptr: ptr as *mut u8,
-            len,
-        };
+        let b = Buf { ptr, len };
         // Touch every page so the timed intervals see no page faults.
         // SAFETY: whole mapping is ours and writable.
-        unsafe { libc::memset(ptr, 1, len) };
+        unsafe { libc::memset(ptr as *mut libc::c_void, 1, len) };
         Ok(b)
     }
     pub fn ptr(&self) -> *mut u8 {

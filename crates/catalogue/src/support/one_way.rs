@@ -222,17 +222,7 @@ pub const BW_SIZE: Param = Param {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::in_child;
-
-    fn is_open(fd: RawFd) -> bool {
-        // SAFETY: F_GETFD only asks whether the descriptor exists.
-        (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
-    }
-
-    fn gone(pid: Pid) -> bool {
-        // SAFETY: probing a pid; ESRCH means no such process (reaped).
-        (unsafe { libc::kill(pid, 0) }) != 0
-    }
+    use crate::testing::{descriptor_is_open, in_child, process_is_gone};
 
     /// In a child process, where no other test thread can reopen a
     /// descriptor number the engine has just closed.
@@ -255,9 +245,9 @@ mod tests {
             assert_eq!(extras.len(), 2, "{extras:?}");
             let (fds, helper) = ([s.data, s.cmd, s.reply], s.helper);
             s.cleanup();
-            assert!(gone(helper));
+            assert!(process_is_gone(helper));
             for fd in fds {
-                assert!(!is_open(fd), "descriptor {fd} left open");
+                assert!(!descriptor_is_open(fd), "descriptor {fd} left open");
             }
             Ok(())
         })

@@ -86,25 +86,37 @@ pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
     Ok(())
 }
 
+/// Accept a connection queued on `listener` (close-on-exec), retrying when
+/// a signal interrupts the wait.
+#[inline]
+pub fn accept(listener: RawFd) -> Fallible<RawFd> {
+    loop {
+        // SAFETY: accept4 on our listener, no peer address asked for.
+        let fd = unsafe {
+            libc::accept4(
+                listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            return Ok(fd);
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(errno("accept"));
+        }
+    }
+}
+
 /// A connected TCP pair over loopback: (client, server), Nagle off on both.
 pub fn tcp_pair() -> Fallible<(RawFd, RawFd)> {
     let (l, port) = tcp_listener(1)?;
     let result = (|| {
         let c = inet_socket(libc::SOCK_STREAM)?;
         connect_loopback(c, port).inspect_err(|_| sys::close(c))?;
-        // SAFETY: accept on our listener; the connection is queued already.
-        let s = unsafe {
-            libc::accept4(
-                l,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if s < 0 {
-            sys::close(c);
-            return Err(errno("accept"));
-        }
+        // The connection is queued already: this does not block.
+        let s = accept(l).inspect_err(|_| sys::close(c))?;
         for fd in [c, s] {
             set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
         }

@@ -36,6 +36,32 @@ pub fn cstring(s: impl AsRef<OsStr>) -> Fallible<CString> {
     CString::new(s.as_ref().as_bytes()).map_err(|e| BenchError(e.to_string()))
 }
 
+/// A fresh anonymous mapping of `len` bytes with protection `prot`,
+/// `shared` between this process and its children after a fork or private
+/// to it; the caller unmaps it (munmap).
+pub fn map_anonymous(len: usize, prot: libc::c_int, shared: bool) -> Fallible<*mut u8> {
+    let share = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
+    // SAFETY: a new mapping chosen by the kernel; checked for failure.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            prot,
+            share | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(errno(&format!("mmap of {len} bytes")));
+    }
+    Ok(p as *mut u8)
+}
+
 /// The system page size.
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
