@@ -11,6 +11,7 @@ pub mod spin;
 
 // processes, context switches, CPU kernels
 pub mod lat_syscall;
+pub mod lat_clock;
 pub mod lat_sig;
 pub mod lat_proc;
 pub mod lat_thread;
