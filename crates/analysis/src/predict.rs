@@ -507,6 +507,7 @@ mod tests {
             reason: None,
             warnings: vec![],
             measurements: ms,
+            curves: vec![],
         }
     }
 
