@@ -44,6 +44,9 @@ impl Built {
     }
 }
 
+/// How a workload family builds its `Workload` from a point of its parameters.
+pub type BuildWorkload = fn(&Point, Mode) -> Result<Box<dyn Workload>, String>;
+
 /// How a family's cases are built.
 pub(crate) enum Build {
     /// A micro-benchmark case the harness times.
@@ -52,7 +55,7 @@ pub(crate) enum Build {
     Workload {
         /// What one operation is ("transaction"): the unit of its throughput.
         operation: &'static str,
-        build: fn(&Point, Mode) -> Result<Box<dyn Workload>, String>,
+        build: BuildWorkload,
     },
 }
 
@@ -144,7 +147,7 @@ impl Family {
         group: &'static str,
         summary: &'static str,
         operation: &'static str,
-        build: fn(&Point, Mode) -> Result<Box<dyn Workload>, String>,
+        build: BuildWorkload,
     ) -> Family {
         Family {
             name,
