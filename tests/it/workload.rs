@@ -14,8 +14,11 @@ use serde_json::Value;
 
 use crate::common::{text, Sandbox};
 
-/// Small, short sweeps: two loads, 50 ms warm-up, 100 ms windows.
+/// Short sweeps: 50 ms warm-up, 100 ms windows, at most 4 trials a point.
 const SHORT: [&str; 5] = ["--quick", "--warmup", "50ms", "--window", "100ms"];
+/// On one CPU: tcp_rr keeps the CPUs it has busy, and the tests running
+/// beside these (some timing things) keep the other.
+const ONE_CPU: [&str; 2] = ["--cpus", "1"];
 
 /// The environment variable every process a tagged run starts inherits.
 const TAG: &str = "TOUCHSTONE_TEST_TAG";
@@ -274,7 +277,20 @@ fn a_quick_tcp_rr_sweep_is_stored_as_a_curve_and_leaves_no_process() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     // One progress line per point, and the CPUs this machine lacks named.
-    assert_eq!(err.matches("transactions/s").count(), 2 * 2, "{err}");
+    let usable = touchstone_harness::workload::cpu::usable_cpus()
+        .unwrap()
+        .len() as u64;
+    // 1 CPU, then all of them (instead of 64): two loads each.
+    let expected: Vec<(u64, u64)> = if usable == 1 {
+        vec![(1, 1), (1, 2)]
+    } else {
+        vec![(1, 1), (1, 2), (usable, 1), (usable, 2)]
+    };
+    assert_eq!(
+        err.matches("transactions/s").count(),
+        expected.len(),
+        "{err}"
+    );
     assert!(err.contains("64 CPUs cannot be measured here"), "{err}");
 
     let printed = run_json(&o);
@@ -296,14 +312,7 @@ fn a_quick_tcp_rr_sweep_is_stored_as_a_curve_and_leaves_no_process() {
     assert_eq!(c["operation"], "transaction");
     assert_eq!(c["params"]["size"], "4");
     assert_eq!(c["unmeasured_cpus"], serde_json::json!([64]));
-    let usable = std::thread::available_parallelism().unwrap().get() as u64;
     let points = c["points"].as_array().unwrap();
-    // 1 CPU, then all of them (instead of 64): two loads each.
-    let expected: Vec<(u64, u64)> = if usable == 1 {
-        vec![(1, 1), (1, 2)]
-    } else {
-        vec![(1, 1), (1, 2), (usable, 1), (usable, 2)]
-    };
     let got: Vec<(u64, u64)> = points
         .iter()
         .map(|p| (p["cpus"].as_u64().unwrap(), p["load"].as_u64().unwrap()))
@@ -323,6 +332,7 @@ fn curves_travel_through_export_and_import() {
     let s = Sandbox::new();
     let mut args = vec!["run", "tcp_rr/load:1"];
     args.extend(SHORT);
+    args.extend(ONE_CPU);
     let o = s.run(&args);
     assert!(o.status.success(), "{}", text(&o));
     let file = s.path("export.json");
@@ -342,6 +352,7 @@ fn a_failed_sweep_is_a_failed_case_with_its_reason() {
     let tag = unique_tag("failed");
     let mut args = vec!["run", "tcp_rr/load:1", "null_loop"];
     args.extend(SHORT);
+    args.extend(ONE_CPU);
     // No temporary directory: the trial cannot make its scratch directory.
     let o = tagged(s.cmd(), &tag)
         .args(&args)
@@ -363,6 +374,7 @@ fn a_store_error_mid_sweep_keeps_the_points_stored_before_it() {
     let s = Sandbox::new();
     let mut args = vec!["run", "tcp_rr/load:1,2", "--json"];
     args.extend(SHORT);
+    args.extend(ONE_CPU);
     let o = s
         .cmd()
         .args(&args)
@@ -391,6 +403,7 @@ fn ctrl_c_mid_sweep_interrupts_the_run_and_leaves_no_process() {
     // Long windows after the first point, so the signal lands mid-trial.
     let mut child = tagged(s.cmd(), &tag)
         .args(["run", "tcp_rr/load:1,2,3", "--quick", "--window", "1s"])
+        .args(ONE_CPU)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -504,6 +517,7 @@ fn version_1_documents_import_and_version_1_stores_open() {
     // And it takes curves now.
     let mut args = vec!["run", "tcp_rr/load:1"];
     args.extend(SHORT);
+    args.extend(ONE_CPU);
     let o = old.run(&args);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
