@@ -361,6 +361,7 @@ fn a_failed_sweep_is_a_failed_case_with_its_reason() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_eq!(survivors(&tag), Vec::<i32>::new());
+    assert!(text(&o).contains("cannot start the trial"), "{}", text(&o));
     let run = stored_run(&s);
     assert_eq!(run["status"], "failed");
     let reason = run["reason"].as_str().unwrap();

@@ -259,6 +259,11 @@ impl Session {
         };
         let result = workload::sweep(w, plan, &mut sink);
         let stored = sink.stored;
+        // Stored from its first point on: a sweep that measured none has no
+        // curve, in the store or in what is printed.
+        if self.run.curves[seq].points.is_empty() {
+            self.run.curves.pop();
+        }
         match result {
             Ok(_) => {}
             Err(WorkloadError::Interrupted) => self.interrupted = true,
