@@ -423,15 +423,17 @@ fn ctrl_c_mid_sweep_interrupts_the_run_and_leaves_no_process() {
         seen.contains("load 1 on"),
         "no point before the end: {seen}"
     );
-    // Into the next point's first trial (0.2 s of warm-up, then its window).
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    // The tag finds the run and what it started (here the server and
-    // clients of a trial), so finding none afterwards means something.
-    let running = survivors(&tag);
-    assert!(
-        running.contains(&(child.id() as i32)) && running.len() >= 3,
-        "{running:?}"
-    );
+    // Into the next point's first trial: its server and clients are up.
+    // The tag finds the run and what it started, so finding none
+    // afterwards means something.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut running = survivors(&tag);
+    while running.len() < 3 {
+        assert!(std::time::Instant::now() < deadline, "{running:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        running = survivors(&tag);
+    }
+    assert!(running.contains(&(child.id() as i32)), "{running:?}");
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     for line in lines {
         seen += &line.unwrap();
