@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod curve;
+pub mod curve_analysis;
 pub mod index;
 pub mod predict;
 pub mod table;
