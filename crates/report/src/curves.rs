@@ -428,11 +428,12 @@ fn titles(per_other: &[Vec<CurveComparison>]) -> Vec<(String, String)> {
     out
 }
 
-/// A peak in words: "105.0 ± 1.6 at 8", or why there is none.
+/// A peak in words: "105.0 at 8" (its mean throughput and load; the
+/// ratio beside it carries the interval), or why there is none.
 fn peak_cell(scale: &Scale, side: Option<&PeakSide>) -> String {
     match side.map(|s| &s.peak) {
         None => "-".into(),
-        Some(Ok((load, t))) => format!("{} at {load}", mean_pm(scale, t.mean, t.high - t.mean)),
+        Some(Ok((load, t))) => format!("{} at {load}", scale.format(t.mean)),
         Some(Err(e)) => format!("none ({e})"),
     }
 }
@@ -440,7 +441,7 @@ fn peak_cell(scale: &Scale, side: Option<&PeakSide>) -> String {
 fn knee_cell(side: Option<&PeakSide>) -> String {
     match side.map(|s| &s.knee) {
         None => "-".into(),
-        Some(Ok(load)) => format!("at {load}"),
+        Some(Ok(load)) => load.to_string(),
         Some(Err(reason)) => format!("not detected ({reason})"),
     }
 }
@@ -499,8 +500,7 @@ pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
         }
         let side_text = |s: Option<&PointSide>| {
             s.map_or("-".to_string(), |s| {
-                let t = &s.throughput;
-                let mut text = mean_pm(&scale, t.mean, t.high - t.mean);
+                let mut text = scale.format(s.throughput.mean);
                 if !s.converged {
                     text.push_str(WARNING_MARK);
                 }

@@ -97,3 +97,161 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine], format: Forma
 
 #[cfg(test)]
 pub(crate) mod testdata;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{run, tcp_rr};
+    use touchstone_analysis::compare::compare;
+    use touchstone_analysis::index::indices;
+
+    /// The base's tcp_rr, and another run 20 % faster at 2 CPUs that did
+    /// not measure 1 CPU.
+    fn two_runs() -> Vec<touchstone_results::Run> {
+        let mut faster = tcp_rr();
+        faster.points.retain(|p| p.cpus == 2);
+        for p in &mut faster.points {
+            p.throughput *= 1.2;
+            p.throughput_half_width *= 1.2;
+            for t in &mut p.trials {
+                t.throughput *= 1.2;
+            }
+        }
+        vec![
+            run("aaaa0001", "alpha", vec![tcp_rr()]),
+            run("bbbb0002", "beta", vec![faster]),
+        ]
+    }
+
+    fn compared(format: Format) -> String {
+        let runs = two_runs();
+        let m = Matrix::build(&runs).unwrap();
+        let c = compare(&m, 0, &[1]);
+        let idx = indices(&m, &c);
+        comparison(&m, &c, &idx, format)
+    }
+
+    #[test]
+    fn compare_shows_curves_point_by_point_with_peaks_and_knees() {
+        let text = compared(Format::Table);
+        if std::env::var_os("TOUCHSTONE_SHOW").is_some() {
+            println!("{text}");
+        }
+        assert!(
+            text.contains("Load curve tcp_rr size:4: throughput point by point"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Load curve tcp_rr size:4: peaks and knees"),
+            "{text}"
+        );
+        // Load 2 at 2 CPUs: 50.00 → 60.00, tight intervals: faster.
+        let row = text
+            .lines()
+            .find(|l| l.contains(" 50.00 "))
+            .expect("the load-2 row");
+        assert!(row.contains(" 60.00 ") && row.contains("faster"), "{row}");
+        assert!(row.contains("1.200 ["), "{row}");
+        // Load 4 did not converge (±10 %): 1.2× is not claimed.
+        let row = text.lines().find(|l| l.contains(" 88.00 !")).unwrap();
+        assert!(row.contains(" ~ "), "{row}");
+        assert!(
+            row.contains("105.6 !"),
+            "both flagged as unconverged: {row}"
+        );
+        // 1 CPU: the other run lacks it.
+        assert!(text
+            .lines()
+            .any(|l| l.contains(" 25.00 ") && l.contains("missing")));
+        // Peaks side by side: both at load 8, knee at 4 in both.
+        let peak = text.lines().find(|l| l.contains("105.0 at 8")).unwrap();
+        assert!(
+            peak.contains("126.0 at 8") && peak.contains("┆ 4 "),
+            "{peak}"
+        );
+        assert!(peak.contains("faster"), "{peak}");
+        assert!(text.contains(CURVE_COMPARE_NOTE));
+
+        let csv = compared(Format::Csv);
+        let line = csv
+            .lines()
+            .find(|l| {
+                l.starts_with("curve,tcp_rr/size:4/cpus:2/load:2,2,ops/s,aaaa0001,50000,bbbb0002,")
+            })
+            .unwrap_or_else(|| panic!("{csv}"));
+        assert!(line.ends_with(",faster"), "{line}");
+        assert!(csv.contains("curve,tcp_rr/size:4/cpus:2/load:2/p99,2,ns,"));
+        assert!(csv.contains("curve,tcp_rr/size:4/cpus:2/peak,,ops/s,"));
+        assert!(csv.lines().any(
+            |l| l.starts_with("curve,tcp_rr/size:4/cpus:1/load:1,") && l.ends_with(",missing")
+        ));
+
+        let json: serde_json::Value = serde_json::from_str(&compared(Format::Json)).unwrap();
+        let curves = &json["curves"][0]["curves"][0];
+        assert_eq!(curves["workload"], "tcp_rr");
+        let p = curves["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["cpus"] == 2 && p["load"] == 2)
+            .unwrap();
+        assert_eq!(p["verdict"], "faster");
+        let md = compared(Format::Markdown);
+        assert!(
+            md.contains("## Load curve tcp_rr size:4: peaks and knees"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_summary_exports_carry_one_row_per_point() {
+        let runs = two_runs();
+        let m = Matrix::build(&runs).unwrap();
+        let csv = summary(&m, &[0, 1], Format::Csv);
+        let mut lines = csv.lines();
+        let head = lines.next().unwrap();
+        assert!(
+            head.starts_with(
+                "run,host,label,started,workload,params,operation,cpus,load,throughput (ops/s),"
+            ),
+            "{head}"
+        );
+        // Two run lines, then 8 + 5 points.
+        assert_eq!(csv.lines().count(), 1 + 2 + 8 + 5);
+        let point = csv
+            .lines()
+            .find(|l| {
+                l.starts_with("aaaa0001,alpha,,")
+                    && l.contains(",tcp_rr,size:4,transaction,2,8,105000,")
+            })
+            .unwrap_or_else(|| panic!("{csv}"));
+        assert_eq!(point.split(',').count(), head.split(',').count());
+        let json: serde_json::Value =
+            serde_json::from_str(&summary(&m, &[0, 1], Format::Json)).unwrap();
+        let c = &json["curves"][0];
+        assert_eq!(c["points"].as_array().unwrap().len(), 8);
+        assert_eq!(c["points"][0]["latency_ns"]["p99"], 120_063);
+        let two = &c["analysis"]["by_cpus"][1];
+        assert_eq!(two["cpus"], 2);
+        assert_eq!(two["knee"]["load"], 4.0);
+        assert!(c["analysis"]["by_cpus"][0]["knee"]["not_detected"].is_string());
+        assert_eq!(
+            c["analysis"]["scaling"]["usl"]["not_fitted"]
+                .as_str()
+                .unwrap(),
+            "the USL needs at least 3 distinct loads to fit 3 coefficients; got 2"
+        );
+        let md = summary(&m, &[0, 1], Format::Markdown);
+        assert!(md.contains("### tcp_rr size:4 · 2 CPUs (0,1)"), "{md}");
+        assert!(md.contains("| 8 | 105.0 ± 1.6 |"), "{md}");
+        let table = summary(&m, &[0, 1], Format::Table);
+        assert!(
+            table.contains("Load curves of run alpha aaaa0001"),
+            "{table}"
+        );
+        assert!(
+            !table.contains("Medians, one unit per column"),
+            "no measurements, no summary table"
+        );
+    }
+}

@@ -518,7 +518,7 @@ pub fn plot(p: &Plot) -> String {
             .collect();
         (10f64.powi(a), 10f64.powi(b), ticks)
     } else {
-        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);
+        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 6);
         let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
         (0.0, y1, t)
     };
