@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use touchstone_catalogue::families::harness::Spin;
-use touchstone_catalogue::sys;
+use touchstone_catalogue::families::spin::Spin;
+use touchstone_catalogue::support::sys;
 use touchstone_catalogue::testing::tiny_plan;
 use touchstone_harness::{
     calibrate, measure, measure_case, Benchmark, CaseLabel, Context, Fallible, HarnessError,

@@ -506,7 +506,7 @@ mod tests {
             reason: None,
             warnings: vec![],
             measurements: ms,
-            curves: Vec::new(),
+            curves: vec![],
         }
     }
 

@@ -1,9 +1,13 @@
 //! Measuring catalogue cases outside the CLI, for tests and tools: select a
 //! spec, build each case and measure it with a small, fast plan.
 
+use std::io::Read;
+use std::os::fd::FromRawFd;
+
 use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObserver, Plan};
 use touchstone_results::Measurement;
 
+use crate::support::sys;
 use crate::{select, Mode};
 
 /// A plan for tests: few, short intervals; the real clock's limits apply.
@@ -54,30 +58,75 @@ pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measureme
     Ok(out)
 }
 
-/// Assert what every benchmark owes: a positive, finite figure with a unit.
-pub fn assert_sane(m: &Measurement) {
-    assert!(
-        m.value().is_finite() && m.value() > 0.0,
-        "{}: figure {} is not positive and finite",
-        m.name,
-        m.value()
-    );
-    assert!(!m.samples.is_empty(), "{}: no samples", m.name);
-}
-
-/// Every case of `spec` measures with one process, in `unit`.
-pub fn assert_measures(spec: &str, unit: touchstone_results::Unit) -> Vec<Measurement> {
-    let ms = measure_spec(spec, &tiny_plan(1), Mode::default()).unwrap();
-    for m in &ms {
-        assert_sane(m);
-        assert_eq!(m.unit, unit, "{}", m.name);
+/// What every measurement owes: a positive, finite headline from finite,
+/// non-negative samples (zero only where a subtracted overhead swamped the
+/// figure and a warning says so), and finite extra figures.
+pub fn sane(m: &Measurement) -> Result<(), String> {
+    let v = m.value();
+    let swamped = m.baseline.is_some() && m.warnings.iter().any(|w| w.code == "overhead-swamps");
+    if !(v.is_finite() && (v > 0.0 || (v == 0.0 && swamped))) {
+        return Err(format!("{}: figure {v} is not positive and finite", m.name));
     }
-    ms
+    if m.samples.is_empty() || !m.samples.iter().all(|s| s.is_finite() && *s >= 0.0) {
+        return Err(format!("{}: samples {:?}", m.name, m.samples));
+    }
+    if let Some((k, v)) = m.extra.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(format!("{}: extra figure {k} = {v}", m.name));
+    }
+    Ok(())
 }
 
-/// The first case of `spec` runs under three processes.
-pub fn assert_runs_in_parallel(spec: &str, mode: Mode) {
-    let ms = measure_spec(spec, &tiny_plan(3), mode).unwrap();
-    assert_eq!(ms[0].per_process.len(), 3, "{}", ms[0].name);
-    assert_sane(&ms[0]);
+/// Assert `sane`.
+pub fn assert_sane(m: &Measurement) {
+    if let Err(e) = sane(m) {
+        panic!("{e}");
+    }
+}
+
+/// Run `check` in a forked child process and return its verdict, for tests
+/// that change the process (pinning it: the test runner's threads must keep
+/// their affinity) or that count on a descriptor number staying free once
+/// closed (another test thread could take it at once). The child's error,
+/// or its panic's message, comes back through a pipe.
+pub fn in_child(check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let (r, w) = sys::pipe().map_err(|e| e.to_string())?;
+    let pid = sys::fork_helper(|| {
+        sys::close(r);
+        let verdict = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
+            Ok(Ok(())) => String::new(),
+            Ok(Err(e)) => e,
+            Err(p) => p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panicked".into()),
+        };
+        let _ = sys::write_all(w, verdict.as_bytes());
+        0
+    });
+    sys::close(w);
+    // SAFETY: `r` is our pipe's read end; the File owns and closes it.
+    let mut from_child = unsafe { std::fs::File::from_raw_fd(r) };
+    let pid = pid.map_err(|e| e.to_string())?;
+    let mut verdict = String::new();
+    let read = from_child.read_to_string(&mut verdict);
+    let exit = sys::reap(pid).map_err(|e| e.to_string())?;
+    read.map_err(|e| e.to_string())?;
+    match (exit, verdict.is_empty()) {
+        (0, true) => Ok(()),
+        (0, false) => Err(verdict),
+        (code, _) => Err(format!("the child exited with status {code}: {verdict}")),
+    }
+}
+
+/// Whether `fd` is an open descriptor of this process.
+pub fn descriptor_is_open(fd: std::os::fd::RawFd) -> bool {
+    // SAFETY: F_GETFD only asks whether the descriptor exists.
+    (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
+}
+
+/// Whether process `pid` is gone (reaped, not merely exited).
+pub fn process_is_gone(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only probes; ESRCH means no such process.
+    (unsafe { libc::kill(pid, 0) }) != 0
 }

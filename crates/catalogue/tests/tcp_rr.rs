@@ -11,7 +11,7 @@ mod params {
 }
 
 mod placement {
-    pub use touchstone_catalogue::placement::*;
+    pub use touchstone_catalogue::support::placement::*;
 }
 
 #[allow(dead_code)]

@@ -12,10 +12,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::file_common::{cached_file, cached_named_file, sum_words};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
+use crate::support::sys::{self, errno};
 
 const CHUNK: usize = 64 << 10;
 
@@ -29,14 +29,11 @@ pub struct BwFileRd {
 }
 
 fn read_error(r: isize) -> BenchError {
-    BenchError(format!(
-        "read: {}",
-        if r == 0 {
-            "unexpected end of file".to_string()
-        } else {
-            std::io::Error::last_os_error().to_string()
-        }
-    ))
+    if r == 0 {
+        BenchError("read: unexpected end of file".into())
+    } else {
+        errno("read")
+    }
 }
 
 impl BwFileRd {
@@ -48,10 +45,7 @@ impl BwFileRd {
         // SAFETY: a NUL-terminated path of our scratch file.
         let fd = unsafe { libc::open(path, libc::O_RDONLY) };
         if fd < 0 {
-            return Err(BenchError(format!(
-                "open: {}",
-                std::io::Error::last_os_error()
-            )));
+            return Err(errno("open"));
         }
         let mut total = 0u64;
         let mut left = self.size;
@@ -73,13 +67,7 @@ impl BwFileRd {
 
 impl touchstone_harness::Benchmark for BwFileRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        if self.open2close {
-            let (fd, path) = cached_named_file(ctx, "bw_file_rd", self.size)?;
-            self.fd = fd;
-            self.path = Some(path);
-        } else {
-            self.fd = cached_file(ctx, "bw_file_rd", self.size)?;
-        }
+        (self.fd, self.path) = cached_file_named_if(ctx, "bw_file_rd", self.size, self.open2close)?;
         self.buf = vec![0u64; CHUNK / 8];
         Ok(())
     }
@@ -121,12 +109,7 @@ impl touchstone_harness::Benchmark for BwFileRd {
     }
 
     fn cleanup(&mut self) {
-        sys::close(self.fd);
-        self.fd = -1;
-        if let Some(path) = self.path.take() {
-            // SAFETY: removing our scratch file.
-            unsafe { libc::unlink(path.as_ptr()) };
-        }
+        close_file(&mut self.fd, &mut self.path);
     }
 }
 
@@ -145,23 +128,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
     ))
 }
 
-/// The file size parameter shared with bw_mmap_rd.
-pub const FILE_SIZE: Param = Param {
-    name: "size",
-    help: "file size",
-    kind: Kind::Size {
-        min: 64 << 10,
-        max: 1 << 30,
-    },
-    default: &["1m", "8m", "64m"],
-    quick: &["8m"],
-    positional: false,
-};
-
 pub const FAMILY: Family = Family {
-    name: "bw_file_rd",
-    group: "comm_bw",
-    summary: "re-reading a cached file with read(): I/O only, or I/O plus summing the data",
     params: &[
         Param {
             name: "mode",
@@ -173,34 +140,10 @@ pub const FAMILY: Family = Family {
         },
         FILE_SIZE,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_file_rd",
+        "comm_bw",
+        "re-reading a cached file with read(): I/O only, or I/O plus summing the data",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("bw_file_rd/size:1m", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, touchstone_results::Unit::MBps);
-        }
-        let ms = measure_spec("bw_file_rd/sum/size:1m", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-        let ms = measure_spec(
-            "bw_file_rd/open2close/size:1m",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -11,15 +11,14 @@
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{Context, Fallible, Shape};
 
-use super::bw_file_rd::FILE_SIZE;
-use super::file_common::{
-    cached_file, cached_named_file, map, page_size, sum_words, touch_pages, unmap,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{
+    cached_file_named_if, close_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
+};
+use crate::support::sys::{self, errno, page_size};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum How {
@@ -44,13 +43,8 @@ unsafe impl Send for BwMmapRd {}
 impl touchstone_harness::Benchmark for BwMmapRd {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         self.page = page_size();
-        if self.how == How::Open2Close {
-            let (fd, path) = cached_named_file(ctx, "bw_mmap_rd", self.size)?;
-            self.fd = fd;
-            self.path = Some(path);
-        } else {
-            self.fd = cached_file(ctx, "bw_mmap_rd", self.size)?;
-        }
+        let keep_name = self.how == How::Open2Close;
+        (self.fd, self.path) = cached_file_named_if(ctx, "bw_mmap_rd", self.size, keep_name)?;
         if self.how == How::MmapOnly {
             self.mapped = map(self.fd, self.size)?;
         }
@@ -70,10 +64,7 @@ impl touchstone_harness::Benchmark for BwMmapRd {
                     // SAFETY: a NUL-terminated path of our scratch file.
                     let fd = unsafe { libc::open(path, libc::O_RDONLY) };
                     if fd < 0 {
-                        return Err(BenchError(format!(
-                            "open: {}",
-                            std::io::Error::last_os_error()
-                        )));
+                        return Err(errno("open"));
                     }
                     let p = map(fd, self.size).inspect_err(|_| sys::close(fd))?;
                     let s = sum_words(p, self.size);
@@ -102,12 +93,7 @@ impl touchstone_harness::Benchmark for BwMmapRd {
             unmap(self.mapped, self.size);
             self.mapped = std::ptr::null();
         }
-        sys::close(self.fd);
-        self.fd = -1;
-        if let Some(path) = self.path.take() {
-            // SAFETY: removing our scratch file.
-            unsafe { libc::unlink(path.as_ptr()) };
-        }
+        close_file(&mut self.fd, &mut self.path);
     }
 }
 
@@ -133,9 +119,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_mmap_rd",
-    group: "comm_bw",
-    summary: "re-reading a cached file through mmap: fault-in only, map+sum, or sum of a standing mapping",
     params: &[
         Param {
             name: "mode",
@@ -147,27 +130,10 @@ pub const FAMILY: Family = Family {
         },
         FILE_SIZE,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_mmap_rd",
+        "comm_bw",
+        "re-reading a cached file through mmap: fault-in only, map+sum, or sum of a standing mapping",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("bw_mmap_rd/size:1m", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-        for spec in ["bw_mmap_rd/sum/size:1m", "bw_mmap_rd/open2close/size:1m"] {
-            let ms = measure_spec(spec, &tiny_plan(3), Mode::default()).unwrap();
-            assert_eq!(ms[0].per_process.len(), 3);
-            assert_sane(&ms[0]);
-        }
-    }
-}

@@ -5,37 +5,22 @@
 //! seconds each end spent per MB are reported as extra figures
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
 
-use touchstone_harness::Shape;
-
-use super::ipc_common::{Channel, Stream, BW_SIZE};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::one_way::{OneWay, BW_SIZE};
+use crate::support::placement;
+use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let size = p.num("size");
-    Ok(Built::new(
-        Stream::new(Channel::Unix, size as usize).placed(p),
-        Shape::bandwidth(size as f64).with_switches_by_design(),
-    ))
+    OneWay::case(Channel::Unix, p.num("size") as usize, p)
 }
 
 pub const FAMILY: Family = Family {
-    name: "bw_unix",
-    group: "comm_bw",
-    summary: "AF_UNIX stream socket bandwidth between two processes, by message size",
     params: &[BW_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "bw_unix",
+        "comm_bw",
+        "AF_UNIX stream socket bandwidth between two processes, by message size",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn measures_in_parallel_with_cpu_per_mb_and_refuses_oversized_messages() {
-        super::super::ipc_common::check_stream_family("bw_unix");
-    }
-}

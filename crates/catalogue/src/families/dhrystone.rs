@@ -21,7 +21,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::{Measurement, Summary, Unit};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 
 /// Dhrystones per second of the VAX 11/780 (1 MIPS by definition).
 pub const VAX_DHRYSTONES_PER_SEC: f64 = 1757.0;
@@ -453,15 +453,13 @@ fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "dhrystone",
-    group: "cpu",
-    summary: "Dhrystone 2.1 integer benchmark: Dhrystones/s, and DMIPS (÷ 1757) derived",
-    params: &[],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "dhrystone",
+        "cpu",
+        "Dhrystone 2.1 integer benchmark: Dhrystones/s, and DMIPS (÷ 1757) derived",
+        build,
+    )
 };
 
 #[cfg(test)]
@@ -493,12 +491,5 @@ mod tests {
         let d = derive(&ms);
         assert_eq!(d[0].name, "dhrystone/dmips");
         assert!((d[0].value() * 1757.0 / ms[0].value() - 1.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("dhrystone", &tiny_plan(2), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 2);
-        assert_sane(&ms[0]);
     }
 }

@@ -10,10 +10,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::placement::{self, Placement};
-use crate::sys::{self, Pid};
+use crate::support::placement::{self, Placement};
+use crate::support::sys::{self, Pid};
 
 /// A private working set, written once after the fork so that its pages
 /// belong to this process alone.
@@ -91,7 +91,7 @@ impl Benchmark for LatCtx {
                     for pid in self.helpers.drain(..) {
                         sys::kill_and_reap(pid);
                     }
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
         }
@@ -202,9 +202,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_ctx",
-    group: "ctx",
-    summary: "context switch: a token passed round a ring of processes through pipes, each summing a private working set; the one-process overhead is subtracted",
     params: &[
         Param {
             name: "procs",
@@ -227,16 +224,17 @@ pub const FAMILY: Family = Family {
         },
         placement::PARAM,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_ctx",
+        "ctx",
+        "context switch: a token passed round a ring of processes through pipes, each summing a private working set; the one-process overhead is subtracted",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
     use crate::Mode;
 
     #[test]
@@ -301,30 +299,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_switch_costs_more_than_its_overhead() {
-        let ms = measure_spec("lat_ctx/procs:2/size:0", &tiny_plan(1), Mode::default()).unwrap();
-        assert_sane(&ms[0]);
-    }
-
-    #[test]
-    fn independent_rings_in_parallel() {
-        let ms = measure_spec("lat_ctx/procs:3/size:4k", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert!(ms[0].value() >= 0.0);
-    }
-
     /// `cpus:spread` puts ring members on distinct CPUs (wrapping round),
     /// `cpus:same` all on one; checked on the live helpers' affinity masks,
     /// in a forked process so the test runner's threads stay unpinned.
     #[test]
     fn ring_members_are_placed() {
-        use crate::placement::{usable_cpus, Placement};
+        use crate::support::placement::{usable_cpus, Placement};
         use touchstone_harness::{Benchmark, Context};
         let cpus = usable_cpus().unwrap();
         for place in [Placement::Same, Placement::Spread] {
             let cpus = cpus.clone();
-            let pid = crate::sys::fork_helper(move || {
+            crate::testing::in_child(move || {
                 let mut b = super::LatCtx {
                     procs: 3,
                     size: 0,
@@ -339,12 +324,10 @@ mod tests {
                     parallel: 1,
                     scratch: std::env::temp_dir(),
                 };
-                if b.setup(&ctx).is_err() {
-                    return 2;
-                }
+                b.setup(&ctx).map_err(|e| e.0)?;
                 let mut pids = vec![0];
                 pids.extend(b.helpers.iter().copied());
-                let ok = pids.iter().enumerate().all(|(k, &pid)| {
+                for (k, &pid) in pids.iter().enumerate() {
                     let want = match place {
                         Placement::Same => cpus[0],
                         _ => cpus[k % cpus.len()],
@@ -358,20 +341,18 @@ mod tests {
                             &mut set,
                         )
                     };
-                    r == 0
-                        && (0..libc::CPU_SETSIZE as usize)
-                            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-                            .eq([want])
-                });
-                b.cleanup();
-                if ok {
-                    0
-                } else {
-                    3
+                    let on: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                        .collect();
+                    if r != 0 || on != [want] {
+                        b.cleanup();
+                        return Err(format!("{place:?}: member {k} on {on:?}, not [{want}]"));
+                    }
                 }
+                b.cleanup();
+                Ok(())
             })
             .unwrap();
-            assert_eq!(crate::sys::reap(pid).unwrap(), 0, "{place:?}");
         }
     }
 }

@@ -8,64 +8,26 @@
 //! prefetchers also favour `open`, and physical-to-DRAM address mapping is
 //! unknown (inside a VM, unknowable). `derive` reports the difference.
 
-use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{Measurement, Statistic, Unit};
+use touchstone_results::{Measurement, Unit};
 
-use super::memlib::{
-    chain_offsets, chase, check_memory, derived, lay_chain, llc_bytes, Buf, Order, Pages,
-    CHASE_LOADS,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::beyond_llc;
+use crate::support::memory::{Order, Pages};
+use crate::support::pointer_chase::Chase;
 
-pub struct LatDramPage {
-    open: bool,
-    size: usize,
-    buf: Option<Buf>,
-    cur: *const usize,
-}
-
-// SAFETY: `cur` points into `buf`, owned by the same value.
-unsafe impl Send for LatDramPage {}
-
-impl Benchmark for LatDramPage {
-    fn setup(&mut self, _: &Context) -> Fallible {
-        let mut buf = Buf::new(self.size, Pages::Huge)?;
-        let order = if self.open {
-            Order::RandBlocks {
-                elem: 64,
-                block: 4096,
-            }
-        } else {
-            Order::Rand { elem: 64 }
-        };
-        self.cur = lay_chain(&mut buf, &chain_offsets(self.size, order, 19));
-        self.buf = Some(buf);
-        Ok(())
-    }
-    /// Timed: `n` × 100 dependent loads along the chain.
-    fn run(&mut self, n: u64) -> Fallible {
-        self.cur = chase(self.cur, n);
-        Ok(())
-    }
-    fn cleanup(&mut self) {
-        self.buf = None;
-    }
-}
-
+/// Each case chases one chain (`support::pointer_chase`): `n` × 100
+/// dependent loads per interval.
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let size = super::par_mem::working_set();
-    let _ = llc_bytes;
-    check_memory("lat_dram_page", size as u64)?;
-    Ok(Built::new(
-        LatDramPage {
-            open: p.text("page") == "open",
-            size,
-            buf: None,
-            cur: std::ptr::null(),
-        },
-        Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-    ))
+    let order = if p.text("page") == "open" {
+        Order::RandBlocks {
+            elem: 64,
+            block: 4096,
+        }
+    } else {
+        Order::Rand { elem: 64 }
+    };
+    Chase::case("lat_dram_page", beyond_llc(), order, Pages::Huge, 19)
 }
 
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
@@ -90,10 +52,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_dram_page",
-    group: "mem_lat",
-    summary:
-        "DRAM latency with consecutive misses in the same 4 KiB block (open page) or not (closed)",
     params: &[Param {
         name: "page",
         help: "open: misses clustered by 4 KiB block; closed: scattered",
@@ -102,9 +60,11 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "lat_dram_page",
+        "mem_lat",
+        "DRAM latency with consecutive misses in the same 4 KiB block (open page) or not (closed)",
+        build,
+    )
 };

@@ -5,13 +5,13 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{Baton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::{self, errno};
 
 pub struct EventfdBaton {
     there: RawFd,
@@ -36,7 +36,7 @@ impl Baton for EventfdBaton {
             // SAFETY: plain eventfd(2), counter 0.
             *fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
             if *fd < 0 {
-                return Err(format!("eventfd: {}", std::io::Error::last_os_error()).into());
+                return Err(errno("eventfd"));
             }
         }
         Ok(())
@@ -63,38 +63,21 @@ impl Baton for EventfdBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(EventfdBaton {
+    HotPotato::case(
+        EventfdBaton {
             there: -1,
             back: -1,
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_eventfd",
-    group: "comm_lat",
-    summary: "eventfd round trip (write one counter, read the other) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_eventfd",
+        "comm_lat",
+        "eventfd round trip (write one counter, read the other) between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_eventfd", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_eventfd", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -9,13 +9,13 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{cstring, Baton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::{self, cstring, errno};
 
 pub struct FcntlBaton {
     fd: RawFd,
@@ -64,12 +64,7 @@ impl Baton for FcntlBaton {
         };
         unsafe { libc::unlink(c.as_ptr()) };
         if self.fd < 0 {
-            return Err(format!(
-                "open {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )
-            .into());
+            return Err(errno(&format!("open {}", path.display())));
         }
         sys::write_all(self.fd, b"abc")?;
         // Round 0: this process holds records 0 and 1 (locks are not
@@ -108,34 +103,15 @@ impl Baton for FcntlBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FcntlBaton { fd: -1, round: 0 }).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FcntlBaton { fd: -1, round: 0 }, p)
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fcntl",
-    group: "comm_lat",
-    summary: "fcntl record-lock round trip (two lock hand-offs) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fcntl",
+        "comm_lat",
+        "fcntl record-lock round trip (two lock hand-offs) between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_fcntl", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_fcntl", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

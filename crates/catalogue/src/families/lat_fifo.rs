@@ -2,46 +2,24 @@
 //! the FIFOs are made in the scratch directory and unlinked once open.
 //! One iteration is a round trip (lmbench reports the round trip too): the
 //! benchmark process writes the message and blocks until the helper process
-//! has read it and written it back. The mechanics live in `ipc_common`.
+//! has read it and written it back. The mechanics live in `support::hot_potato`.
 
-use touchstone_harness::Shape;
-
-use super::ipc_common::{Channel, FdBaton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{FdBaton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Fifo, 1)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FdBaton::new(Channel::Fifo, 1), p)
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fifo",
-    group: "comm_lat",
-    summary: "named pipe (FIFO) round trip of 1 byte between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fifo",
+        "comm_lat",
+        "named pipe (FIFO) round trip of 1 byte between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_measures, assert_runs_in_parallel};
-    use crate::Mode;
-
-    #[test]
-    fn measures() {
-        assert_measures("lat_fifo", touchstone_results::Unit::Ns);
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        assert_runs_in_parallel("lat_fifo", Mode { quick: true });
-    }
-}

@@ -13,9 +13,9 @@ use std::ffi::CString;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::Unit;
 
-use super::ipc_common::cstring;
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::{cstring, errno};
 
 const NAME_MAX: usize = 4096;
 
@@ -73,7 +73,7 @@ impl LatFs {
             )
         };
         if fd < 0 {
-            return Err(last("create"));
+            return Err(errno("lat_fs create"));
         }
         if !self.data.is_empty() {
             let r = unsafe {
@@ -85,11 +85,11 @@ impl LatFs {
             };
             if r != self.data.len() as isize {
                 unsafe { libc::close(fd) };
-                return Err(last("write"));
+                return Err(errno("lat_fs write"));
             }
         }
         if unsafe { libc::close(fd) } != 0 {
-            return Err(last("close"));
+            return Err(errno("lat_fs close"));
         }
         Ok(())
     }
@@ -99,17 +99,10 @@ impl LatFs {
         let path = self.name(i);
         // SAFETY: a NUL-terminated path in our buffer.
         if unsafe { libc::unlink(path) } != 0 {
-            return Err(last("unlink"));
+            return Err(errno("lat_fs unlink"));
         }
         Ok(())
     }
-}
-
-fn last(what: &str) -> BenchError {
-    BenchError(format!(
-        "lat_fs {what}: {}",
-        std::io::Error::last_os_error()
-    ))
 }
 
 impl touchstone_harness::Benchmark for LatFs {
@@ -180,9 +173,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_fs",
-    group: "fs_lat",
-    summary: "files created or deleted per second in a fresh directory, by file size",
     params: &[
         Param {
             name: "op",
@@ -204,30 +194,18 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_fs",
+        "fs_lat",
+        "files created or deleted per second in a fresh directory, by file size",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
     use touchstone_harness::Benchmark;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        for m in measure_spec("lat_fs/size:0,1k", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-            assert_eq!(m.unit, Unit::OpsPerSec);
-        }
-        let ms = measure_spec("lat_fs/create/size:4k", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
 
     #[test]
     fn leaves_its_directory_empty_and_then_removes_it() {

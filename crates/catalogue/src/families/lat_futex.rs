@@ -6,12 +6,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{Baton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::map_anonymous;
 
 const PARENT: u32 = 0;
 const HELPER: u32 = 1;
@@ -60,21 +61,9 @@ impl FutexBaton {
 
 impl Baton for FutexBaton {
     fn open(&mut self, _: &Context) -> Fallible {
-        // SAFETY: a fresh shared anonymous page.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(format!("mmap: {}", std::io::Error::last_os_error()).into());
-        }
-        self.word = p as *mut AtomicU32;
+        // Shared: the helper forked after this sees the same word.
+        self.word =
+            map_anonymous(4096, libc::PROT_READ | libc::PROT_WRITE, true)? as *mut AtomicU32;
         self.word().store(PARENT, Ordering::Relaxed);
         Ok(())
     }
@@ -117,37 +106,20 @@ impl Baton for FutexBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FutexBaton {
+    HotPotato::case(
+        FutexBaton {
             word: std::ptr::null_mut(),
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_futex",
-    group: "comm_lat",
-    summary: "futex round trip (wake/wait on a shared word) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_futex",
+        "comm_lat",
+        "futex round trip (wake/wait on a shared word) between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_futex", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_futex", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -6,15 +6,14 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{
-    connect_loopback, inet_socket, read_to_eof, tcp_listener, Baton, HotPotato,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::{accept, connect_loopback, inet_socket, tcp_listener};
+use crate::support::sys::{self, read_to_eof};
 
 const REQUEST: &[u8] = b"GET /doc HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
 
@@ -70,18 +69,7 @@ impl Baton for HttpBaton {
     }
 
     fn pong(&mut self) -> Fallible {
-        // SAFETY: accept on the inherited listener.
-        let fd = unsafe {
-            libc::accept4(
-                self.listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(format!("accept: {}", std::io::Error::last_os_error()).into());
-        }
+        let fd = accept(self.listener)?;
         // Read the request head (it is small: one read normally has it).
         let mut have = 0;
         let ok = loop {
@@ -118,22 +106,18 @@ impl Baton for HttpBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(HttpBaton {
+    HotPotato::case(
+        HttpBaton {
             listener: -1,
             port: 0,
             response: response(p.num("size") as usize),
             buf: Vec::new(),
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_http",
-    group: "comm_lat",
-    summary: "HTTP/1.0 GET of a small document from a local server (connection per request)",
     params: &[
         Param {
             name: "size",
@@ -152,10 +136,12 @@ pub const FAMILY: Family = Family {
         "a connection per request leaves a socket in TIME_WAIT for 60 s; several processes \
          fetching for a second each would exhaust ephemeral ports and measure that instead",
     ),
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_http",
+        "comm_lat",
+        "HTTP/1.0 GET of a small document from a local server (connection per request)",
+        build,
+    )
 };
 
 #[cfg(test)]
@@ -163,11 +149,10 @@ mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
     use crate::Mode;
 
+    /// A document of no bytes: the response is the header alone.
     #[test]
-    fn measures() {
-        assert_sane(
-            &measure_spec("lat_http/size:0,4k", &tiny_plan(1), Mode::default()).unwrap()[0],
-        );
+    fn an_empty_document_is_fetched() {
+        assert_sane(&measure_spec("lat_http/size:0", &tiny_plan(1), Mode::default()).unwrap()[0]);
     }
 
     #[test]

@@ -8,28 +8,17 @@
 //! past its reach, the TLB). `derive` finds the cache levels in the curve
 //! and sets them next to the sizes the OS reports.
 
-use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{groups, Measurement, Statistic, Unit, Warning, WarningCode};
+use touchstone_results::{groups, Measurement, Unit, Warning, WarningCode};
 
-use super::memlib::{
-    bytes_text, chain_offsets, chase, check_memory, derived, detect_levels, lay_chain, llc_bytes,
-    os_caches, page_size, Buf, Order, Pages, CHASE_LOADS,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::{bytes_text, detect_levels, llc_bytes, os_caches};
+use crate::support::memory::{Order, Pages};
+use crate::support::pointer_chase::Chase;
+use crate::support::sys::page_size;
 
 /// Element size of the random chains: one cache line on current machines.
 const ELEM: usize = 64;
-
-pub struct LatMemRd {
-    size: usize,
-    chain: String,
-    buf: Option<Buf>,
-    cur: *const usize,
-}
-
-// SAFETY: `cur` points into `buf`, owned by the same value.
-unsafe impl Send for LatMemRd {}
 
 /// The chain order a `stride` parameter names.
 pub fn order(chain: &str) -> Result<Order, String> {
@@ -43,53 +32,23 @@ pub fn order(chain: &str) -> Result<Order, String> {
     })
 }
 
-impl Benchmark for LatMemRd {
-    fn setup(&mut self, ctx: &Context) -> Fallible {
-        let mut buf = Buf::new(self.size, Pages::Default)?;
-        let offs = chain_offsets(self.size, order(&self.chain)?, 0x5eed + ctx.process as u64);
-        self.cur = lay_chain(&mut buf, &offs);
-        drop(offs);
-        // Walk the chain once so the first interval does not pay for it.
-        self.cur = chase(self.cur, (self.size / ELEM / 100 + 1) as u64);
-        self.buf = Some(buf);
-        Ok(())
-    }
-
-    /// Timed: `n` × 100 dependent loads along the chain (each address is the
-    /// previous load's value, so neither the optimiser nor the CPU can
-    /// overlap or drop them). The chain resumes where the last interval
-    /// stopped. Nothing is subtracted: the loop counter runs beside the
-    /// chain, off its critical path.
-    fn run(&mut self, n: u64) -> Fallible {
-        self.cur = chase(self.cur, n);
-        Ok(())
-    }
-
-    fn cleanup(&mut self) {
-        self.buf = None;
-    }
-}
-
+/// Each case chases one chain (`support::pointer_chase`): `n` × 100
+/// dependent loads per interval, the fastest interval its figure.
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let size = p.num("size") as usize;
-    let chain = p.text("stride").to_string();
-    if let Order::Stride(s) = order(&chain)? {
+    let order = order(p.text("stride"))?;
+    if let Order::Stride(s) = order {
         if s > size {
             return Err(format!("stride {s} is larger than the working set {size}"));
         }
     }
-    check_memory(&format!("lat_mem_rd/size:{}", p.text("size")), size as u64)?;
-    Ok(Built::new(
-        LatMemRd {
-            size,
-            chain,
-            buf: None,
-            cur: std::ptr::null(),
-        },
-        // The physical limit: interference (preemption, other tenants)
-        // only ever adds time, so the fastest interval is the figure.
-        Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-    ))
+    Chase::case(
+        &format!("lat_mem_rd/size:{}", p.text("size")),
+        size,
+        order,
+        Pages::Default,
+        0x5eed,
+    )
 }
 
 /// The curve to find levels in: within-page random (no prefetching, TLB
@@ -251,9 +210,6 @@ const QUICK_SIZES: &[&str] = &[
 ];
 
 pub const FAMILY: Family = Family {
-    name: "lat_mem_rd",
-    group: "mem_lat",
-    summary: "memory read latency by working-set size: strided and random pointer chains; cache levels derived",
     params: &[
         Param {
             name: "stride",
@@ -275,17 +231,19 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "lat_mem_rd",
+        "mem_lat",
+        "memory read latency by working-set size: strided and random pointer chains; cache levels derived",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
     use touchstone_results::host::Cache;
 
     fn cache(level: u32, size: u64) -> Cache {
@@ -359,31 +317,6 @@ mod tests {
     }
 
     #[test]
-    fn every_chain_measures() {
-        for m in measure_spec(
-            "lat_mem_rd/stride:16,512,rand_page,rand/size:4k,64k",
-            &tiny_plan(1),
-            Mode::default(),
-        )
-        .unwrap()
-        {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_mem_rd/stride:64/size:16k",
-            &tiny_plan(2),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 2);
-        assert_sane(&ms[0]);
-    }
-
-    #[test]
     fn stride_larger_than_set_is_refused() {
         let sel = crate::select(
             &["lat_mem_rd/stride:512/size:512".into()],
@@ -391,7 +324,10 @@ mod tests {
             1,
         )
         .unwrap();
-        assert!((sel.cases[0].family.build)(&sel.cases[0].point, Mode::default()).is_ok());
+        assert!(sel.cases[0]
+            .family
+            .make(&sel.cases[0].point, Mode::default())
+            .is_ok());
         let p = Point(vec![
             (
                 "stride",
@@ -421,7 +357,9 @@ mod tests {
         .unwrap();
         let avail = touchstone_results::host::available_memory_bytes().unwrap_or(u64::MAX);
         if avail < 64 << 30 {
-            let e = (sel.cases[0].family.build)(&sel.cases[0].point, Mode::default())
+            let e = sel.cases[0]
+                .family
+                .make(&sel.cases[0].point, Mode::default())
                 .err()
                 .expect("refused");
             assert!(e.contains("MemAvailable"), "{e}");

@@ -8,10 +8,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use super::file_common::{cached_file, map, page_size, touch_pages, unmap};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file, map, touch_pages, unmap};
+use crate::support::sys::{self, page_size};
 
 pub struct LatMmap {
     size: usize,
@@ -55,9 +55,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_mmap",
-    group: "fs_lat",
-    summary: "mmap a cached file, read a byte of every page, munmap, by size",
     params: &[Param {
         name: "size",
         help: "bytes mapped",
@@ -69,23 +66,10 @@ pub const FAMILY: Family = Family {
         quick: &["1m"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_mmap",
+        "fs_lat",
+        "mmap a cached file, read a byte of every page, munmap, by size",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_mmap/size:64k", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_mmap/size:64k", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -8,7 +8,7 @@
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
 
@@ -41,9 +41,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_ops",
-    group: "proc",
-    summary: "latency of add, mul, div, mod, bit on int, int64, float, double (dependent chains)",
     params: &[Param {
         name: "op",
         help: "type and operation",
@@ -59,11 +56,13 @@ pub const FAMILY: Family = Family {
         ],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
     unsupported: x86_64_only,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_ops",
+        "proc",
+        "latency of add, mul, div, mod, bit on int, int64, float, double (dependent chains)",
+        build,
+    )
 };
 
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -12,10 +12,10 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use super::file_common::{cached_file, map, page_size, unmap};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::{cached_file, map, unmap};
+use crate::support::sys::{self, page_size};
 
 pub struct LatPagefault {
     size: usize,
@@ -97,9 +97,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_pagefault",
-    group: "fs_lat",
-    summary: "time per page to fault in a shared mapping of a cached file",
     params: &[Param {
         name: "size",
         help: "file size (each fresh mapping covers the whole file)",
@@ -111,25 +108,10 @@ pub const FAMILY: Family = Family {
         quick: &["8m"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_pagefault",
+        "fs_lat",
+        "time per page to fault in a shared mapping of a cached file",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(
-            &measure_spec("lat_pagefault/size:1m", &tiny_plan(1), Mode::default()).unwrap()[0],
-        );
-        let ms = measure_spec("lat_pagefault/size:1m", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -6,9 +6,9 @@
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys::{self, Pid};
+use crate::support::sys::{self, Pid};
 
 /// Burn `ns` of this thread's CPU time (kernel time spent reading the CPU
 /// clock counts too: a job is charged exactly what it consumed).
@@ -57,14 +57,14 @@ impl Benchmark for LatPmake {
                     Ok(pid) => self.pids.push(pid),
                     Err(e) => {
                         self.cleanup();
-                        return Err(e.into());
+                        return Err(e);
                     }
                 }
             }
             while let Some(pid) = self.pids.pop() {
                 if let Err(e) = sys::reap(pid) {
                     self.cleanup();
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
         }
@@ -90,9 +90,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_pmake",
-    group: "proc",
-    summary: "wall time to finish N parallel jobs of a given CPU time each (a model of make -j)",
     params: &[
         Param {
             name: "jobs",
@@ -114,11 +111,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_pmake",
+        "proc",
+        "wall time to finish N parallel jobs of a given CPU time each (a model of make -j)",
+        build,
+    )
 };
 
 #[cfg(test)]
@@ -138,17 +136,5 @@ mod tests {
             assert_sane(&m);
             assert!(m.value() >= 200_000.0, "{}: {} ns", m.name, m.value());
         }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_pmake/jobs:2/work:100us",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
     }
 }

@@ -8,13 +8,12 @@
 //! page tables), and exec passes an environment of `env` bytes.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::sys::{self, cstring, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -93,10 +92,6 @@ fn tiny_static_elf() -> Option<Vec<u8>> {
     }
 }
 
-fn cstring(s: impl AsRef<[u8]>) -> Fallible<CString> {
-    CString::new(s.as_ref()).map_err(|e| e.to_string().into())
-}
-
 impl LatProc {
     /// Fork a child that runs `exec` (or exits at once) and wait for it.
     /// The child never returns into this code: fork_helper `_exit`s it.
@@ -127,22 +122,10 @@ impl LatProc {
 impl Benchmark for LatProc {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         if self.mem > 0 {
-            // SAFETY: a fresh private anonymous mapping, then one write per page.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    self.mem,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(std::io::Error::last_os_error().into());
-            }
-            self.region = p as *mut u8;
+            self.region = map_anonymous(self.mem, libc::PROT_READ | libc::PROT_WRITE, false)?;
+            // One write per page: fork must copy their page tables.
             for off in (0..self.mem).step_by(4096) {
+                // SAFETY: inside the mapping just made.
                 unsafe { self.region.add(off).write_volatile(1) };
             }
         }
@@ -164,7 +147,7 @@ impl Benchmark for LatProc {
                 std::fs::write(&file, elf)?;
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))?;
-                self.path = cstring(file.as_os_str().as_bytes())?;
+                self.path = cstring(&file)?;
                 self.args = vec![cstring("exit0")?];
             }
             Op::Fork => unreachable!(),
@@ -243,9 +226,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_proc",
-    group: "proc",
-    summary: "process creation: fork+exit+wait, fork+exec (/bin/true, tiny static), fork+/bin/sh -c; vs touched memory and environment size",
     params: &[
         Param {
             name: "op",
@@ -278,26 +258,18 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_proc",
+        "proc",
+        "process creation: fork+exit+wait, fork+exec (/bin/true, tiny static), fork+/bin/sh -c; vs touched memory and environment size",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
     use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        let ms = measure_spec("lat_proc/mem:0", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 4);
-        for m in ms {
-            assert_sane(&m);
-        }
-    }
 
     #[test]
     fn touched_memory_and_environment() {
@@ -313,17 +285,10 @@ mod tests {
     }
 
     #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("lat_proc/fork/mem:0", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-
-    #[test]
     fn fork_with_an_environment_is_refused() {
         let e = crate::family("lat_proc").unwrap();
         let sel = crate::select(&["lat_proc/fork/env:4k".into()], Mode::default(), 1).unwrap();
-        assert!((e.build)(&sel.cases[0].point, Mode::default()).is_err());
+        assert!(e.make(&sel.cases[0].point, Mode::default()).is_err());
     }
 
     #[test]

@@ -8,13 +8,14 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{set_recv_timeout, tcp_pair, udp_pair, Baton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::placement;
-use crate::sys;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sockets::{recv_datagram, set_recv_timeout, tcp_pair, udp_pair};
+use crate::support::sys;
 
 pub const PROG: u32 = 0x2000_7473;
 pub const VERS: u32 = 1;
@@ -111,23 +112,6 @@ impl RpcBaton {
     }
 }
 
-#[inline]
-fn recv_exact_datagram(fd: RawFd, buf: &mut [u8]) -> Fallible {
-    // SAFETY: reading one datagram into our buffer.
-    let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-    if r != buf.len() as isize {
-        return Err(if r < 0 {
-            BenchError(format!(
-                "rpc udp receive: {}",
-                std::io::Error::last_os_error()
-            ))
-        } else {
-            BenchError(format!("rpc udp: datagram of {r} bytes"))
-        });
-    }
-    Ok(())
-}
-
 impl Baton for RpcBaton {
     fn open(&mut self, _: &Context) -> Fallible {
         let (c, s) = match self.proto {
@@ -164,7 +148,7 @@ impl Baton for RpcBaton {
         let f = self.frame();
         sys::write_all(self.client, &self.call[f..])?;
         match self.proto {
-            Proto::Udp => recv_exact_datagram(self.client, &mut self.reply[4..])?,
+            Proto::Udp => recv_datagram(self.client, &mut self.reply[4..])?,
             Proto::Tcp => {
                 sys::read_exact(self.client, &mut self.reply)?;
                 let mark = u32::from_be_bytes(self.reply[..4].try_into().unwrap());
@@ -179,7 +163,7 @@ impl Baton for RpcBaton {
     fn pong(&mut self) -> Fallible {
         let mut call = [0u8; 4 + CALL_LEN];
         match self.proto {
-            Proto::Udp => recv_exact_datagram(self.server, &mut call[4..])?,
+            Proto::Udp => recv_datagram(self.server, &mut call[4..])?,
             Proto::Tcp => {
                 sys::read_exact(self.server, &mut call[..4])?;
                 let mark = u32::from_be_bytes(call[..4].try_into().unwrap());
@@ -211,24 +195,20 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
         "udp" => Proto::Udp,
         _ => Proto::Tcp,
     };
-    Ok(Built::new(
-        HotPotato::new(RpcBaton {
+    HotPotato::case(
+        RpcBaton {
             proto,
             xid: 0,
             client: -1,
             server: -1,
             call: [0; 4 + CALL_LEN],
             reply: [0; 4 + REPLY_LEN],
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_rpc",
-    group: "comm_lat",
-    summary: "ONC RPC null-procedure call round trip over UDP or TCP on 127.0.0.1",
     params: &[
         Param {
             name: "proto",
@@ -240,18 +220,17 @@ pub const FAMILY: Family = Family {
         },
         placement::PARAM,
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_rpc",
+        "comm_lat",
+        "ONC RPC null-procedure call round trip over UDP or TCP on 127.0.0.1",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
 
     #[test]
     fn xdr_call_and_reply() {
@@ -268,15 +247,5 @@ mod tests {
         answer(&c, &mut r).unwrap();
         assert!(check_reply(&r, 7).unwrap_err().0.contains("accept_stat 3"));
         assert!(answer(&[0u8; 8], &mut r).is_none());
-    }
-
-    #[test]
-    fn both_transports_measure() {
-        for m in measure_spec("lat_rpc", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-        let ms = measure_spec("lat_rpc/tcp", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
     }
 }

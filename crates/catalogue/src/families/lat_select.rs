@@ -10,11 +10,11 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use super::file_common::cached_file;
-use super::ipc_common::{connect_loopback, inet_socket, tcp_listener};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::sys;
+use crate::support::files::cached_file;
+use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
+use crate::support::sys::{self, errno};
 
 pub struct LatSelect {
     n: usize,
@@ -44,7 +44,7 @@ fn ensure_nofile(want: u64) -> Fallible {
     }
     rl.rlim_cur = want;
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) } != 0 {
-        return Err(format!("setrlimit: {}", std::io::Error::last_os_error()).into());
+        return Err(errno("setrlimit"));
     }
     Ok(())
 }
@@ -68,7 +68,7 @@ impl LatSelect {
                 // SAFETY: duplicating our own descriptor.
                 let fd = unsafe { libc::fcntl(f, libc::F_DUPFD_CLOEXEC, 0) };
                 if fd < 0 {
-                    return Err(format!("dup: {}", std::io::Error::last_os_error()).into());
+                    return Err(errno("dup"));
                 }
                 self.fds.push(fd);
             }
@@ -174,9 +174,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_select",
-    group: "comm_lat",
-    summary: "select() or poll() over N file or TCP socket descriptors (zero timeout)",
     params: &[
         Param {
             name: "type",
@@ -203,31 +200,18 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_select",
+        "comm_lat",
+        "select() or poll() over N file or TCP socket descriptors (zero timeout)",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, tiny_plan};
     use crate::Mode;
-
-    #[test]
-    fn files_and_sockets_by_select_and_poll() {
-        // n stays well under FD_SETSIZE here: test threads' descriptors are
-        // inherited by the forked benchmark (tests/comm_family.rs runs 1000).
-        let ms = measure_spec("lat_select/n:10,500", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 8);
-        for m in ms {
-            assert_sane(&m);
-        }
-        let ms = measure_spec("lat_select/tcp/n:50", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
 
     #[test]
     fn zero_descriptors_is_refused() {

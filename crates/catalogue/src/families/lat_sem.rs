@@ -13,12 +13,13 @@
 use std::path::PathBuf;
 
 use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
-use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::{Baton, HotPotato};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{Baton, HotPotato};
+use crate::support::placement;
+use crate::support::sys::errno;
 
 pub struct SemBaton {
     id: libc::c_int,
@@ -49,7 +50,7 @@ impl Baton for SemBaton {
         // SAFETY: a private set of two semaphores, both starting at 0.
         self.id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
         if self.id < 0 {
-            return Err(format!("semget: {}", std::io::Error::last_os_error()).into());
+            return Err(errno("semget"));
         }
         match record_sysv_sem(&ctx.scratch, &format!("lat_sem.{}", ctx.process), self.id) {
             Ok(path) => self.record = Some(path),
@@ -88,38 +89,21 @@ impl Baton for SemBaton {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(SemBaton {
+    HotPotato::case(
+        SemBaton {
             id: -1,
             record: None,
-        })
-        .placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+        },
+        p,
+    )
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_sem",
-    group: "comm_lat",
-    summary: "System V semaphore round trip (post/wait pair) between two processes",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_sem",
+        "comm_lat",
+        "System V semaphore round trip (post/wait pair) between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_sem", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_sem", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::{errno, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -75,7 +76,7 @@ fn sigaction(sig: libc::c_int, handler: usize, flags: libc::c_int) -> Fallible {
         act.sa_flags = flags;
         libc::sigemptyset(&mut act.sa_mask);
         if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error().into());
+            return Err(errno("sigaction"));
         }
     }
     Ok(())
@@ -105,22 +106,9 @@ impl Benchmark for LatSig {
             Op::Install => {}
             Op::Catch => sigaction(libc::SIGUSR1, on_usr1 as *const () as usize, 0)?,
             Op::Prot => {
-                // SAFETY: a fresh private read-only page.
-                let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        4096,
-                        libc::PROT_READ,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                        -1,
-                        0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error().into());
-                }
-                self.page = p as *mut u8;
-                PROT_PAGE.store(p as usize, Ordering::Relaxed);
+                // A read-only page: every store to it faults.
+                self.page = map_anonymous(4096, libc::PROT_READ, false)?;
+                PROT_PAGE.store(self.page as usize, Ordering::Relaxed);
                 sigaction(
                     libc::SIGSEGV,
                     on_segv as *const () as usize,
@@ -218,9 +206,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_sig",
-    group: "proc",
-    summary: "signal handler install (sigaction), catch (kill to self + handler), protection fault caught by a handler",
     params: &[Param {
         name: "op",
         help: "install: sigaction; catch: kill self + handle; prot: write fault + SIGSEGV handler",
@@ -229,33 +214,10 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_sig",
+        "proc",
+        "signal handler install (sigaction), catch (kill to self + handler), protection fault caught by a handler",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        let ms = measure_spec("lat_sig", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 3);
-        for m in ms {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("lat_sig/catch,prot", &tiny_plan(3), Mode::default()).unwrap();
-        for m in ms {
-            assert_eq!(m.per_process.len(), 3);
-            assert_sane(&m);
-        }
-    }
-}

@@ -4,12 +4,12 @@
 //! scratch directory; open: open+close of that file.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::{cstring, errno};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -39,7 +39,7 @@ impl Benchmark for LatSyscall {
             }
             Op::Null => return Ok(()),
         };
-        self.path = CString::new(target.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+        self.path = cstring(&target)?;
         let flags = if self.op == Op::Write {
             libc::O_WRONLY
         } else {
@@ -48,9 +48,7 @@ impl Benchmark for LatSyscall {
         // SAFETY: a valid NUL-terminated path.
         self.fd = unsafe { libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC) };
         if self.fd < 0 {
-            return Err(
-                format!("open {:?}: {}", self.path, std::io::Error::last_os_error()).into(),
-            );
+            return Err(errno(&format!("open {:?}", self.path)));
         }
         Ok(())
     }
@@ -140,9 +138,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_syscall",
-    group: "proc",
-    summary: "system call latency: null (getppid), 1-byte read/write, stat, fstat, open+close",
     params: &[Param {
         name: "op",
         help: "which system call",
@@ -151,30 +146,10 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_syscall",
+        "proc",
+        "system call latency: null (getppid), 1-byte read/write, stat, fstat, open+close",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        for m in measure_spec("lat_syscall", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("lat_syscall/null", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].parallel, 3);
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -220,9 +220,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_thread",
-    group: "proc",
-    summary: "threads: create+join, uncontended mutex, mutex and condition-variable ping-pong (round trip)",
     params: &[Param {
         name: "op",
         help: "create: pthread_create+join; mutex: lock+unlock; mutex_pingpong / cond_pingpong: one round trip between two threads",
@@ -231,38 +228,10 @@ pub const FAMILY: Family = Family {
         quick: &[],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_thread",
+        "proc",
+        "threads: create+join, uncontended mutex, mutex and condition-variable ping-pong (round trip)",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn every_op_measures() {
-        let ms = measure_spec("lat_thread", &tiny_plan(1), Mode::default()).unwrap();
-        assert_eq!(ms.len(), 4);
-        for m in ms {
-            assert_sane(&m);
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_thread/create,cond_pingpong",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        for m in ms {
-            assert_eq!(m.per_process.len(), 3);
-            assert_sane(&m);
-        }
-    }
-}

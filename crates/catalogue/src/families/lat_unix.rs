@@ -2,46 +2,24 @@
 //! lat_unix), message size selectable.
 //! One iteration is a round trip (lmbench reports the round trip too): the
 //! benchmark process writes the message and blocks until the helper process
-//! has read it and written it back. The mechanics live in `ipc_common`.
+//! has read it and written it back. The mechanics live in `support::hot_potato`.
 
-use touchstone_harness::Shape;
-
-use super::ipc_common::{Channel, FdBaton, HotPotato, MSG_SIZE};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
+use crate::support::placement;
+use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(FdBaton::new(Channel::Unix, p.num("size") as usize)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(FdBaton::new(Channel::Unix, p.num("size") as usize), p)
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_unix",
-    group: "comm_lat",
-    summary: "AF_UNIX stream socket round trip between two processes",
     params: &[MSG_SIZE, placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_unix",
+        "comm_lat",
+        "AF_UNIX stream socket round trip between two processes",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_measures, assert_runs_in_parallel};
-    use crate::Mode;
-
-    #[test]
-    fn measures() {
-        assert_measures("lat_unix", touchstone_results::Unit::Ns);
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        assert_runs_in_parallel("lat_unix", Mode { quick: true });
-    }
-}

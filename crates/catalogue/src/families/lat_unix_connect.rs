@@ -4,43 +4,21 @@
 //! path is in the scratch directory and removed in cleanup. No TIME_WAIT
 //! here, so it may run in parallel.
 
-use touchstone_harness::Shape;
-
-use super::ipc_common::HotPotato;
-use super::lat_connect::{ConnectBaton, Domain};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::Point;
-use crate::placement;
+use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
+use crate::support::placement;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    Ok(Built::new(
-        HotPotato::new(ConnectBaton::new(Domain::Unix)).placed(p),
-        Shape::latency(1.0).with_switches_by_design(),
-    ))
+    HotPotato::case(ConnectBaton::new(Domain::Unix), p)
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_unix_connect",
-    group: "comm_lat",
-    summary: "AF_UNIX stream connection set-up and close (socket, connect, close)",
     params: &[placement::PARAM],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_unix_connect",
+        "comm_lat",
+        "AF_UNIX stream connection set-up and close (socket, connect, close)",
+        build,
+    )
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
-
-    #[test]
-    fn measures_in_one_and_three_processes() {
-        assert_sane(&measure_spec("lat_unix_connect", &tiny_plan(1), Mode::default()).unwrap()[0]);
-        let ms = measure_spec("lat_unix_connect", &tiny_plan(3), Mode::default()).unwrap();
-        assert_eq!(ms[0].per_process.len(), 3);
-        assert_sane(&ms[0]);
-    }
-}

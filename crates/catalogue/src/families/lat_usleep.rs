@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::sys::errno;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Method {
@@ -52,10 +53,6 @@ fn timeval(ns: u64) -> libc::timeval {
     }
 }
 
-fn last_error() -> touchstone_harness::BenchError {
-    std::io::Error::last_os_error().into()
-}
-
 fn interrupted() -> bool {
     std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
 }
@@ -69,7 +66,7 @@ impl Benchmark for LatUsleep {
                 act.sa_sigaction = on_alarm as *const () as usize;
                 libc::sigemptyset(&mut act.sa_mask);
                 if libc::sigaction(libc::SIGALRM, &act, std::ptr::null_mut()) != 0 {
-                    return Err(last_error());
+                    return Err(errno("sigaction"));
                 }
                 let mut block: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut block);
@@ -93,7 +90,7 @@ impl Benchmark for LatUsleep {
                     let mut rem = timespec(0);
                     while unsafe { libc::nanosleep(&req, &mut rem) } != 0 {
                         if !interrupted() {
-                            return Err(last_error());
+                            return Err(errno("nanosleep"));
                         }
                         req = rem;
                     }
@@ -130,7 +127,7 @@ impl Benchmark for LatUsleep {
                     } != 0
                     {
                         if !interrupted() {
-                            return Err(last_error());
+                            return Err(errno("select"));
                         }
                     }
                 }
@@ -144,7 +141,7 @@ impl Benchmark for LatUsleep {
                         != 0
                     {
                         if !interrupted() {
-                            return Err(last_error());
+                            return Err(errno("ppoll"));
                         }
                     }
                 }
@@ -159,7 +156,7 @@ impl Benchmark for LatUsleep {
                     if unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) }
                         != 0
                     {
-                        return Err(last_error());
+                        return Err(errno("setitimer"));
                     }
                     while ALARMS.load(Ordering::Relaxed) == before {
                         unsafe { libc::sigsuspend(&self.wait_mask) };
@@ -211,9 +208,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "lat_usleep",
-    group: "proc",
-    summary: "real duration of a requested sleep via nanosleep, clock_nanosleep, select, poll (ppoll), interval timer",
     params: &[
         Param {
             name: "method",
@@ -235,11 +229,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "lat_usleep",
+        "proc",
+        "real duration of a requested sleep via nanosleep, clock_nanosleep, select, poll (ppoll), interval timer",
+        build,
+    )
 };
 
 #[cfg(test)]
@@ -255,20 +250,6 @@ mod tests {
             assert_sane(&m);
             // A sleep may overrun, never end early (less a clock tick's error).
             assert!(m.value() >= 99_000.0, "{}: {} ns", m.name, m.value());
-        }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec(
-            "lat_usleep/itimer,nanosleep/time:50us",
-            &tiny_plan(3),
-            Mode::default(),
-        )
-        .unwrap();
-        for m in ms {
-            assert_eq!(m.per_process.len(), 3);
-            assert_sane(&m);
         }
     }
 }

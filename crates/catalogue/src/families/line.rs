@@ -6,25 +6,14 @@
 //! `derive` reports the smallest stride whose latency is within 20 % of the
 //! plateau, next to the OS's coherency_line_size.
 
-use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{Measurement, Statistic, Unit, Warning, WarningCode};
+use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 
-use super::memlib::{
-    chain_offsets, chase, check_memory, derived, lay_chain, os_caches, os_line_bytes, page_size,
-    Buf, Order, Pages, CHASE_LOADS,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-
-pub struct Line {
-    stride: usize,
-    size: usize,
-    buf: Option<Buf>,
-    cur: *const usize,
-}
-
-// SAFETY: `cur` points into `buf`, owned by the same value.
-unsafe impl Send for Line {}
+use crate::support::cache_levels::{median, os_caches, os_line_bytes};
+use crate::support::memory::{Order, Pages};
+use crate::support::pointer_chase::Chase;
+use crate::support::sys::page_size;
 
 /// Working set: twice the L2 (or the largest non-last level), at least 1 MiB.
 pub fn working_set() -> usize {
@@ -36,41 +25,14 @@ pub fn working_set() -> usize {
     ((2 * l2).max(1 << 20) as usize) / page_size() * page_size()
 }
 
-impl Benchmark for Line {
-    fn setup(&mut self, _: &Context) -> Fallible {
-        let mut buf = Buf::new(self.size, Pages::Default)?;
-        let order = Order::RandInPage {
-            elem: self.stride,
-            page: page_size(),
-        };
-        self.cur = lay_chain(&mut buf, &chain_offsets(self.size, order, 11));
-        self.cur = chase(self.cur, (self.size / self.stride / 100 + 1) as u64);
-        self.buf = Some(buf);
-        Ok(())
-    }
-    /// Timed: `n` × 100 dependent loads along the chain (as lat_mem_rd).
-    fn run(&mut self, n: u64) -> Fallible {
-        self.cur = chase(self.cur, n);
-        Ok(())
-    }
-    fn cleanup(&mut self) {
-        self.buf = None;
-    }
-}
-
+/// Each case chases one chain (`support::pointer_chase`): `n` × 100
+/// dependent loads per interval, as lat_mem_rd.
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let stride = p.num("stride") as usize;
-    let size = working_set();
-    check_memory("line", size as u64)?;
-    Ok(Built::new(
-        Line {
-            stride,
-            size,
-            buf: None,
-            cur: std::ptr::null(),
-        },
-        Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-    ))
+    let order = Order::RandInPage {
+        elem: p.num("stride") as usize,
+        page: page_size(),
+    };
+    Chase::case("line", working_set(), order, Pages::Default, 11)
 }
 
 /// The smallest stride whose latency is within 20 % of the plateau (the
@@ -82,7 +44,7 @@ pub fn detect_line(curve: &[(u64, f64)]) -> Option<u64> {
         return None;
     }
     let upper: Vec<f64> = c[c.len() / 2..].iter().map(|p| p.1).collect();
-    let plateau = super::memlib::median(&upper);
+    let plateau = median(&upper);
     c.iter().find(|p| p.1 >= 0.8 * plateau).map(|p| p.0)
 }
 
@@ -105,7 +67,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
             ));
         }
     }
-    let _ = os_caches;
     let mut extra = vec![];
     if let Some(o) = os {
         extra.push(("os_line_bytes", o as f64));
@@ -123,9 +84,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "line",
-    group: "mem_lat",
-    summary: "cache line size: latency of random in-page chains by element size; line derived",
     params: &[Param {
         name: "stride",
         help: "chain element size in bytes",
@@ -134,11 +92,13 @@ pub const FAMILY: Family = Family {
         quick: &["16", "32", "64", "128", "256"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "line",
+        "mem_lat",
+        "cache line size: latency of random in-page chains by element size; line derived",
+        build,
+    )
 };
 
 #[cfg(test)]

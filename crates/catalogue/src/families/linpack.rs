@@ -15,7 +15,7 @@
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// A normalised residual above this means a wrong answer (LINPACK runs
@@ -210,10 +210,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "linpack",
-    group: "cpu",
-    summary:
-        "LINPACK: LU solve of a dense order-n system (partial pivoting), MFLOPS, residual-checked",
     params: &[Param {
         name: "n",
         help: "order of the system (the benchmark's are 100 and 1000)",
@@ -222,11 +218,12 @@ pub const FAMILY: Family = Family {
         quick: &["100"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "linpack",
+        "cpu",
+        "LINPACK: LU solve of a dense order-n system (partial pivoting), MFLOPS, residual-checked",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -7,8 +7,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit, Warning, WarningCode};
 
-use super::memlib::derived;
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode, Parallel};
 use crate::params::Point;
 use crate::support::ops::{kernel, x86_64_only, Kernel};
 
@@ -78,15 +77,15 @@ pub fn compare(measured: f64, os: f64) -> Measurement {
 }
 
 pub const FAMILY: Family = Family {
-    name: "mhz",
-    group: "proc",
-    summary: "processor clock from a chain of dependent one-cycle adds (fastest interval); OS figure beside it",
-    params: &[],
     parallel: Parallel::No("the clock of one processor; several copies only measure sharing"),
-    default_suite: true,
     unsupported: x86_64_only,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "mhz",
+        "proc",
+        "processor clock from a chain of dependent one-cycle adds (fastest interval); OS figure beside it",
+        build,
+    )
 };
 
 #[cfg(all(test, target_arch = "x86_64"))]

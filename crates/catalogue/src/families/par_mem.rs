@@ -8,11 +8,10 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use super::memlib::{
-    chain_offsets, check_memory, derived, lay_chain, llc_bytes, Buf, Order, Pages,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::beyond_llc;
+use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
 
 pub const MAX_CHAINS: usize = 32;
 
@@ -38,11 +37,6 @@ fn chase_k<const K: usize>(cur: &mut [*const usize; MAX_CHAINS], n: u64) {
         }
     }
     cur[..K].copy_from_slice(&std::hint::black_box(q));
-}
-
-/// The working set: 4× the last-level cache, at least 64 MiB.
-pub fn working_set() -> usize {
-    (4 * llc_bytes().unwrap_or(16 << 20)).max(64 << 20) as usize
 }
 
 impl Benchmark for ParMem {
@@ -80,7 +74,7 @@ impl Benchmark for ParMem {
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let chains: usize = p.text("chains").parse().map_err(|_| "bad chains")?;
-    let size = working_set();
+    let size = beyond_llc();
     check_memory("par_mem", size as u64)?;
     Ok(Built::new(
         ParMem {
@@ -123,9 +117,6 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "par_mem",
-    group: "mem_lat",
-    summary: "memory-level parallelism: K independent random chains beyond the last-level cache",
     params: &[Param {
         name: "chains",
         help: "independent chains",
@@ -134,11 +125,13 @@ pub const FAMILY: Family = Family {
         quick: &["1", "4", "16", "32"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "par_mem",
+        "mem_lat",
+        "memory-level parallelism: K independent random chains beyond the last-level cache",
+        build,
+    )
 };
 
 #[cfg(test)]

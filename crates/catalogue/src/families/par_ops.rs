@@ -9,8 +9,7 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use super::memlib::derived;
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode, Parallel};
 use crate::params::{Kind, Param, Point};
 use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
 
@@ -100,9 +99,6 @@ pub fn parallelism(latency_ns: f64, overlapped_ns: f64) -> f64 {
 }
 
 pub const FAMILY: Family = Family {
-    name: "par_ops",
-    group: "proc",
-    summary: "instruction-level parallelism of the basic operations (8 independent chains)",
     params: &[Param {
         name: "op",
         help: "type and operation",
@@ -119,10 +115,14 @@ pub const FAMILY: Family = Family {
         positional: true,
     }],
     parallel: Parallel::No("parallelism within one processor; other processes only share it"),
-    default_suite: true,
     unsupported: x86_64_only,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "par_ops",
+        "proc",
+        "instruction-level parallelism of the basic operations (8 independent chains)",
+        build,
+    )
 };
 
 #[cfg(all(test, target_arch = "x86_64"))]

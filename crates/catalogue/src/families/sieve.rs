@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// One sieve over `flags` (which it re-marks first); returns the primes found.
@@ -103,9 +103,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "sieve",
-    group: "cpu",
-    summary: "sieve of Eratosthenes (BYTE's, odd numbers only): time per sieve, count checked",
     params: &[Param {
         name: "flags",
         help: "flag bytes (odd numbers up to 2·flags+1); BYTE's classic is 8190",
@@ -117,17 +114,17 @@ pub const FAMILY: Family = Family {
         quick: &["8190"],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "sieve",
+        "cpu",
+        "sieve of Eratosthenes (BYTE's, odd numbers only): time per sieve, count checked",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn the_classic_count() {
@@ -148,13 +145,5 @@ mod tests {
         };
         s.run(2).unwrap();
         assert!(s.conclude(2).is_err());
-    }
-
-    #[test]
-    fn measures() {
-        let ms = measure_spec("sieve/flags:8190", &tiny_plan(1), Mode::default()).unwrap();
-        assert_sane(&ms[0]);
-        let ms = measure_spec("sieve/flags:8190", &tiny_plan(2), Mode::default()).unwrap();
-        assert_sane(&ms[0]);
     }
 }

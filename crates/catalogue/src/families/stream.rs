@@ -14,9 +14,10 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use super::memlib::{check_memory, llc_bytes, Buf, Pages};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::llc_bytes;
+use crate::support::memory::{check_memory, Buf, Pages};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op {
@@ -338,9 +339,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "stream",
-    group: "mem_bw",
-    summary: "STREAM v1 (copy, scale, add, triad) and v2 (fill, daxpy, sum) on arrays 4x the last-level cache",
     params: &[
         Param {
             name: "op",
@@ -359,11 +357,12 @@ pub const FAMILY: Family = Family {
             positional: false,
         },
     ],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "stream",
+        "mem_bw",
+        "STREAM v1 (copy, scale, add, triad) and v2 (fill, daxpy, sum) on arrays 4x the last-level cache",
+        build,
+    )
 };
 
 #[cfg(test)]

@@ -7,57 +7,22 @@
 //! lines themselves outgrow L1 at (L1 size / line) pages, which can merge
 //! with or mimic a TLB step: see docs/validation.md.
 
-use touchstone_harness::{Benchmark, Context, Fallible, Shape};
-use touchstone_results::{Measurement, Statistic, Unit};
+use touchstone_results::{Measurement, Unit};
 
-use super::memlib::{
-    chain_offsets, chase, check_memory, derived, detect_levels, lay_chain, page_size, Buf, Order,
-    Pages, CHASE_LOADS,
-};
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::cache_levels::detect_levels;
+use crate::support::memory::{Order, Pages};
+use crate::support::pointer_chase::Chase;
+use crate::support::sys::page_size;
 
-pub struct Tlb {
-    pages: usize,
-    buf: Option<Buf>,
-    cur: *const usize,
-}
-
-// SAFETY: `cur` points into `buf`, owned by the same value.
-unsafe impl Send for Tlb {}
-
-impl Benchmark for Tlb {
-    fn setup(&mut self, _: &Context) -> Fallible {
-        let page = page_size();
-        let size = self.pages * page;
-        let mut buf = Buf::new(size, Pages::Base)?;
-        let order = Order::PagePerLoad { elem: 64, page };
-        self.cur = lay_chain(&mut buf, &chain_offsets(size, order, 13));
-        self.cur = chase(self.cur, (self.pages / 100 + 1) as u64);
-        self.buf = Some(buf);
-        Ok(())
-    }
-    /// Timed: `n` × 100 dependent loads, each in a different page.
-    fn run(&mut self, n: u64) -> Fallible {
-        self.cur = chase(self.cur, n);
-        Ok(())
-    }
-    fn cleanup(&mut self) {
-        self.buf = None;
-    }
-}
-
+/// Each case chases one chain (`support::pointer_chase`): `n` × 100
+/// dependent loads per interval, each in a different page.
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    let page = page_size();
     let pages = p.num("pages") as usize;
-    check_memory("tlb", (pages * page_size()) as u64)?;
-    Ok(Built::new(
-        Tlb {
-            pages,
-            buf: None,
-            cur: std::ptr::null(),
-        },
-        Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-    ))
+    let order = Order::PagePerLoad { elem: 64, page };
+    Chase::case("tlb", pages * page, order, Pages::Base, 13)
 }
 
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
@@ -98,9 +63,6 @@ pub fn derive_from(curve: &[(u64, f64)], page: u64) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "tlb",
-    group: "mem_lat",
-    summary: "TLB entries and reach: one load per base page over a growing number of pages",
     params: &[Param {
         name: "pages",
         help: "pages in the chain",
@@ -117,17 +79,18 @@ pub const FAMILY: Family = Family {
         ],
         positional: false,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
     derive: Some(derive),
+    ..Family::new(
+        "tlb",
+        "mem_lat",
+        "TLB entries and reach: one load per base page over a growing number of pages",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn entries_from_a_synthetic_curve() {
@@ -151,12 +114,5 @@ mod tests {
         assert_eq!(d[0].value(), 64.0);
         assert_eq!(d[0].extra["reach_bytes"], (64 * 4096) as f64);
         assert_eq!(d[1].value(), 2048.0);
-    }
-
-    #[test]
-    fn measures() {
-        for m in measure_spec("tlb/pages:16,4096", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
-        }
     }
 }

@@ -18,7 +18,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{always_supported, Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 
 /// The published constants.
@@ -466,9 +466,6 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    name: "whetstone",
-    group: "cpu",
-    summary: "Whetstone (double precision): MWIPS for a weighted pass, and each module's rate",
     params: &[Param {
         name: "module",
         help: "all (MWIPS) or one module n1..n8 (MFLOPS for n1, n2, n6; ops/s otherwise)",
@@ -477,17 +474,17 @@ pub const FAMILY: Family = Family {
         quick: &["all"],
         positional: true,
     }],
-    parallel: Parallel::Allowed,
-    default_suite: true,
-    unsupported: always_supported,
-    build,
-    derive: None,
+    ..Family::new(
+        "whetstone",
+        "cpu",
+        "Whetstone (double precision): MWIPS for a weighted pass, and each module's rate",
+        build,
+    )
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
 
     #[test]
     fn every_module_matches_its_independent_check() {
@@ -508,16 +505,16 @@ mod tests {
     }
 
     #[test]
-    fn every_case_measures() {
-        for m in measure_spec("whetstone", &tiny_plan(1), Mode::default()).unwrap() {
-            assert_sane(&m);
+    fn each_case_reports_in_its_unit() {
+        let sel = crate::select(&["whetstone".into()], Mode::default(), 1).unwrap();
+        for c in sel.cases {
+            let unit = FAMILY.make(&c.point, Mode::default()).unwrap().shape.unit();
+            let want = match c.name.as_str() {
+                "whetstone/all" => Unit::Mwips,
+                "whetstone/n1" | "whetstone/n2" | "whetstone/n6" => Unit::Mflops,
+                _ => Unit::OpsPerSec,
+            };
+            assert_eq!(unit, want, "{}", c.name);
         }
-    }
-
-    #[test]
-    fn runs_in_parallel() {
-        let ms = measure_spec("whetstone/all", &tiny_plan(2), Mode::default()).unwrap();
-        assert_eq!(ms[0].unit, Unit::Mwips);
-        assert_sane(&ms[0]);
     }
 }

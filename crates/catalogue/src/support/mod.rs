@@ -1,2 +1,16 @@
-//! Support code the families share: mechanisms, not benchmarks.
+//! The mechanisms benchmark families share, kept apart from the families
+//! (`crate::families` holds only families): system calls and errors, where
+//! processes run, loopback sockets, the ping-pong and one-way engines of
+//! the communication families, memory buffers and the pointer chase of the
+//! memory families, cache-level detection, and scratch files.
+
+pub mod cache_levels;
+pub mod files;
+pub mod hot_potato;
+pub mod memory;
+pub mod one_way;
 pub mod ops;
+pub mod placement;
+pub mod pointer_chase;
+pub mod sockets;
+pub mod sys;

@@ -1,29 +1,81 @@
 //! Small, direct wrappers over the libc calls many benchmark families share:
-//! helper processes that cannot outlive the run, pipes, exact reads and
-//! writes on raw descriptors. Kept out of timed loops' way: they return
-//! plain results and allocate nothing.
+//! the one way an errno becomes an error (`errno`, `check`), helper
+//! processes that cannot outlive the run, pipes, exact reads and writes on
+//! raw descriptors, C strings for paths, the page size. Kept out of timed
+//! loops' way: they return plain results and allocate nothing (but on error).
 
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+
+use touchstone_harness::{BenchError, Fallible};
 
 pub type Pid = libc::pid_t;
 
-fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+/// The error the libc call that just failed left in errno, named by what
+/// failed: "connect 127.0.0.1: Connection refused". Call it straight after
+/// the failing call, before anything else can overwrite errno.
+#[cold]
+pub fn errno(what: &str) -> BenchError {
+    BenchError(format!("{what}: {}", io::Error::last_os_error()))
+}
+
+/// `r` when the call succeeded (non-negative), else `errno(what)`.
+#[inline]
+pub fn check(r: libc::c_int, what: &str) -> Fallible<libc::c_int> {
     if r < 0 {
-        Err(io::Error::last_os_error())
+        Err(errno(what))
     } else {
         Ok(r)
     }
+}
+
+/// A NUL-terminated copy of a path or name, for the libc calls that take one.
+pub fn cstring(s: impl AsRef<OsStr>) -> Fallible<CString> {
+    CString::new(s.as_ref().as_bytes()).map_err(|e| BenchError(e.to_string()))
+}
+
+/// A fresh anonymous mapping of `len` bytes with protection `prot`,
+/// `shared` between this process and its children after a fork or private
+/// to it; the caller unmaps it (munmap).
+pub fn map_anonymous(len: usize, prot: libc::c_int, shared: bool) -> Fallible<*mut u8> {
+    let share = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
+    // SAFETY: a new mapping chosen by the kernel; checked for failure.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            prot,
+            share | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(errno(&format!("mmap of {len} bytes")));
+    }
+    Ok(p as *mut u8)
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize
 }
 
 /// Fork a helper process that runs `body` and exits with its return value.
 /// The helper stays in the benchmark process's group and is killed if its
 /// parent dies (PR_SET_PDEATHSIG), so the harness can always clean it up.
 /// `body` must not return into the caller's code: the helper `_exit`s.
-pub fn fork_helper(body: impl FnOnce() -> i32) -> io::Result<Pid> {
+pub fn fork_helper(body: impl FnOnce() -> i32) -> Fallible<Pid> {
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork; the child runs `body` then _exit, never returning.
-    let pid = check(unsafe { libc::fork() })?;
+    let pid = check(unsafe { libc::fork() }, "fork")?;
     if pid == 0 {
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -49,22 +101,21 @@ pub fn kill_and_reap(pid: Pid) {
 }
 
 /// Wait for a helper; Ok(exit code) or an error describing how it died.
-pub fn reap(pid: Pid) -> io::Result<i32> {
+pub fn reap(pid: Pid) -> Fallible<i32> {
     let mut st = 0;
     loop {
         let r = unsafe { libc::waitpid(pid, &mut st, 0) };
         if r == pid {
             break;
         }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return Err(errno("waitpid"));
         }
     }
     if libc::WIFEXITED(st) {
         Ok(libc::WEXITSTATUS(st))
     } else {
-        Err(io::Error::other(format!(
+        Err(BenchError(format!(
             "helper {pid} killed by signal {}",
             libc::WTERMSIG(st)
         )))
@@ -72,9 +123,12 @@ pub fn reap(pid: Pid) -> io::Result<i32> {
 }
 
 /// A pipe as (read end, write end), close-on-exec.
-pub fn pipe() -> io::Result<(RawFd, RawFd)> {
+pub fn pipe() -> Fallible<(RawFd, RawFd)> {
     let mut fds = [0; 2];
-    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    check(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) },
+        "pipe",
+    )?;
     Ok((fds[0], fds[1]))
 }
 
@@ -121,6 +175,28 @@ pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Read until end of file into `buf` (wrapping around), returning the
+/// number of bytes read: for protocols whose reply ends with a close.
+#[inline]
+pub fn read_to_eof(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        // SAFETY: reading into our buffer.
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            return Ok(total);
+        }
+        total += r as usize;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +221,15 @@ mod tests {
         for fd in [r1, w1, r2, w2] {
             close(fd);
         }
+    }
+
+    #[test]
+    fn errors_name_what_failed() {
+        // SAFETY: closing a descriptor that cannot be open fails with EBADF.
+        let r = unsafe { libc::close(-1) };
+        let e = check(r, "close -1").unwrap_err();
+        assert!(e.0.starts_with("close -1: "), "{e}");
+        assert!(e.0.contains("Bad file descriptor"), "{e}");
+        assert_eq!(check(3, "anything"), Ok(3));
     }
 }

@@ -16,12 +16,10 @@
 //! The CPUs are chosen from the affinity mask the benchmark process starts
 //! with, so `taskset` and cgroup cpusets are respected.
 
-use std::io;
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use touchstone_harness::{Context, Shape};
-
+use super::sys::{self, errno, Pid};
 use crate::params::{Kind, Param, Point};
-use crate::sys::{self, Pid};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -92,7 +90,7 @@ impl Placement {
     /// Plan the placement of `members` processes and pin the calling
     /// (benchmark) process as member 0; the plan then places the helpers
     /// (`Pins::fork_helper`). Call before forking anything.
-    pub fn pin(self, ctx: &Context, members: usize) -> io::Result<Pins> {
+    pub fn pin(self, ctx: &Context, members: usize) -> Fallible<Pins> {
         let pins = self.plan(ctx, members)?;
         pins.apply(0)?;
         Ok(pins)
@@ -100,7 +98,7 @@ impl Placement {
 
     /// The CPU of each of `members` processes of this instance. Call in the
     /// benchmark process before it pins itself or forks anything.
-    pub fn plan(self, ctx: &Context, members: usize) -> io::Result<Pins> {
+    pub fn plan(self, ctx: &Context, members: usize) -> Fallible<Pins> {
         if self == Placement::Free {
             return Ok(Pins(Vec::new()));
         }
@@ -124,13 +122,13 @@ pub struct Pins(Vec<usize>);
 impl Pins {
     /// Pin the calling process (or thread) as member `rank`; a no-op for
     /// `free`. Members past the plan's end wrap round it.
-    pub fn apply(&self, rank: usize) -> io::Result<()> {
+    pub fn apply(&self, rank: usize) -> Fallible {
         self.apply_to(0, rank)
     }
 
     /// Pin process `pid` (0: the caller) as member `rank`: lets a parent
     /// place a helper it has just forked before anything waits on it.
-    fn apply_to(&self, pid: libc::pid_t, rank: usize) -> io::Result<()> {
+    fn apply_to(&self, pid: libc::pid_t, rank: usize) -> Fallible {
         match self.cpu(rank) {
             Some(cpu) => pin_to(pid, cpu),
             None => Ok(()),
@@ -140,7 +138,7 @@ impl Pins {
     /// Fork a helper (`sys::fork_helper`) and pin it as member `rank` from
     /// this side, so it is placed when this returns; a helper that cannot be
     /// placed is killed and reaped.
-    pub fn fork_helper(&self, rank: usize, body: impl FnOnce() -> i32) -> io::Result<Pid> {
+    pub fn fork_helper(&self, rank: usize, body: impl FnOnce() -> i32) -> Fallible<Pid> {
         let pid = sys::fork_helper(body)?;
         if let Err(e) = self.apply_to(pid, rank) {
             sys::kill_and_reap(pid);
@@ -155,33 +153,30 @@ impl Pins {
 }
 
 /// The CPUs this process may run on, in ascending order.
-pub fn usable_cpus() -> io::Result<Vec<usize>> {
+pub fn usable_cpus() -> Fallible<Vec<usize>> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if r != 0 {
-        return Err(io::Error::last_os_error());
+        return Err(errno("sched_getaffinity"));
     }
     let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .collect();
     if cpus.is_empty() {
-        return Err(io::Error::other("the affinity mask is empty"));
+        return Err(BenchError("the affinity mask is empty".into()));
     }
     Ok(cpus)
 }
 
 /// Pin a process (0: the calling thread) to one CPU.
-fn pin_to(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
+fn pin_to(pid: libc::pid_t, cpu: usize) -> Fallible {
     // SAFETY: a zeroed cpu_set_t with one valid bit set.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::other(format!(
-                "cannot pin to CPU {cpu}: {}",
-                io::Error::last_os_error()
-            )));
+            return Err(errno(&format!("cannot pin to CPU {cpu}")));
         }
     }
     Ok(())
@@ -246,19 +241,13 @@ mod tests {
         let cpus = usable_cpus().unwrap();
         let last = *cpus.last().unwrap();
         let pins = Pins(vec![last]);
-        let pid = crate::sys::fork_helper(move || {
-            if pins.apply(0).is_err() {
-                return 2;
-            }
-            let ok = usable_cpus().map(|c| c == [last]).unwrap_or(false) && current_cpu() == last;
-            if ok {
-                0
-            } else {
-                3
-            }
+        crate::testing::in_child(move || {
+            pins.apply(0).map_err(|e| e.0)?;
+            assert_eq!(usable_cpus().map_err(|e| e.0)?, [last]);
+            assert_eq!(current_cpu(), last);
+            Ok(())
         })
         .unwrap();
-        assert_eq!(crate::sys::reap(pid).unwrap(), 0);
     }
 
     #[test]

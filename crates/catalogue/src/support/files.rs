@@ -1,37 +1,68 @@
-//! Plumbing shared by the file and VM families (issue 4): a cached scratch
+//! Files for the file and VM families (lat_mmap, lat_pagefault, lat_select,
+//! bw_file_rd, bw_mmap_rd): a cached scratch
 //! file that is unlinked as soon as it is open (so no file outlives the
 //! benchmark, whatever happens), or kept by name for the `open2close`
 //! modes that reopen it (inside the scratch directory, which the harness
 //! removes, and the next run's stale sweep removes after a SIGKILL), and
-//! read-only shared mappings of it.
+//! read-only shared mappings of it; the file-size parameter the re-read
+//! families share.
 
+use std::ffi::CString;
 use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use super::ipc_common::cstring;
-use crate::sys;
+use super::sys::{self, cstring, errno};
+use crate::params::{Kind, Param};
 
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize
-}
+/// The file size of the re-read families (bw_file_rd, bw_mmap_rd).
+pub const FILE_SIZE: Param = Param {
+    name: "size",
+    help: "file size",
+    kind: Kind::Size {
+        min: 64 << 10,
+        max: 1 << 30,
+    },
+    default: &["1m", "8m", "64m"],
+    quick: &["8m"],
+    positional: false,
+};
 
 /// A `size`-byte file of non-zero bytes in the scratch directory, written
 /// (so its pages are in the page cache), already unlinked; its descriptor.
 pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
-    let (fd, c) = cached_named_file(ctx, name, size)?;
-    unsafe { libc::unlink(c.as_ptr()) };
-    Ok(fd)
+    Ok(cached_file_named_if(ctx, name, size, false)?.0)
 }
 
-/// As `cached_file`, but the file keeps its name (returned) for benchmarks
-/// that reopen it; the caller unlinks it in cleanup.
-pub fn cached_named_file(
+/// As `cached_file`, but when `keep_name` the file keeps its name (returned)
+/// for benchmarks that reopen it; `close_file` removes it.
+pub fn cached_file_named_if(
     ctx: &Context,
     name: &str,
     size: usize,
-) -> Fallible<(RawFd, std::ffi::CString)> {
+    keep_name: bool,
+) -> Fallible<(RawFd, Option<CString>)> {
+    let (fd, c) = cached_named_file(ctx, name, size)?;
+    if keep_name {
+        return Ok((fd, Some(c)));
+    }
+    // SAFETY: removing the file just made; the descriptor keeps it alive.
+    unsafe { libc::unlink(c.as_ptr()) };
+    Ok((fd, None))
+}
+
+/// Close a file `cached_file_named_if` made, and remove it if it kept its
+/// name.
+pub fn close_file(fd: &mut RawFd, name: &mut Option<CString>) {
+    sys::close(*fd);
+    *fd = -1;
+    if let Some(name) = name.take() {
+        // SAFETY: removing our scratch file.
+        unsafe { libc::unlink(name.as_ptr()) };
+    }
+}
+
+fn cached_named_file(ctx: &Context, name: &str, size: usize) -> Fallible<(RawFd, CString)> {
     let path = ctx.scratch.join(format!("{name}.{}", ctx.process));
     let c = cstring(&path)?;
     // SAFETY: a valid path, a new file.
@@ -43,11 +74,7 @@ pub fn cached_named_file(
         )
     };
     if fd < 0 {
-        return Err(BenchError(format!(
-            "create {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        )));
+        return Err(errno(&format!("create {}", path.display())));
     }
     let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251 + 1) as u8).collect();
     let mut left = size;
@@ -78,10 +105,7 @@ pub fn map(fd: RawFd, len: usize) -> Fallible<*const u8> {
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(BenchError(format!(
-            "mmap: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(errno("mmap"));
     }
     Ok(p as *const u8)
 }

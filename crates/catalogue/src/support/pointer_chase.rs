@@ -1,0 +1,157 @@
+//! The pointer chase, the benchmark the memory-latency families share
+//! (lat_mem_rd, line, tlb, lat_dram_page): a circular chain of pointers
+//! laid through a buffer in the family's order, followed one dependent load
+//! after another.
+
+use touchstone_harness::{Benchmark, Context, Fallible, Shape};
+use touchstone_results::Statistic;
+
+use super::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
+use crate::family::Built;
+
+/// A chain of `size` bytes visited in `order`, in memory backed by `pages`.
+/// Each process lays its own chain, shuffled from the seed plus its index.
+pub struct Chase {
+    size: usize,
+    order: Order,
+    pages: Pages,
+    seed: u64,
+    buf: Option<Buf>,
+    cur: *const usize,
+}
+
+// SAFETY: `cur` points into `buf`, owned by the same value.
+unsafe impl Send for Chase {}
+
+impl Chase {
+    /// A case chasing such a chain. Refused here, before anything runs,
+    /// when the machine has less memory free than `size` (`what` names the
+    /// case in the refusal).
+    pub fn case(
+        what: &str,
+        size: usize,
+        order: Order,
+        pages: Pages,
+        seed: u64,
+    ) -> Result<Built, String> {
+        check_memory(what, size as u64)?;
+        Ok(Built::new(
+            Chase {
+                size,
+                order,
+                pages,
+                seed,
+                buf: None,
+                cur: std::ptr::null(),
+            },
+            // The physical limit: interference (preemption, other tenants)
+            // only ever adds time, so the fastest interval is the figure.
+            Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
+        ))
+    }
+}
+
+impl Benchmark for Chase {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        let mut buf = Buf::new(self.size, self.pages)?;
+        let offs = chain_offsets(self.size, self.order, self.seed + ctx.process as u64);
+        self.cur = lay_chain(&mut buf, &offs);
+        let once_round = (offs.len() / 100 + 1) as u64;
+        drop(offs);
+        // Walk the chain once so the first interval does not pay for it.
+        self.cur = chase(self.cur, once_round);
+        self.buf = Some(buf);
+        Ok(())
+    }
+
+    /// Timed: `n` × 100 dependent loads along the chain (each address is the
+    /// previous load's value, so neither the optimiser nor the CPU can
+    /// overlap or drop them). The chain resumes where the last interval
+    /// stopped. Nothing is subtracted: the loop counter runs beside the
+    /// chain, off its critical path.
+    fn run(&mut self, n: u64) -> Fallible {
+        self.cur = chase(self.cur, n);
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        self.buf = None;
+    }
+}
+
+/// Follow a chain 100 loads at a time, `n` times; returns where it stopped.
+/// Each load's address is the previous load's value, so the loads cannot
+/// overlap or be removed; the caller keeps the final pointer (black_box).
+#[inline(never)]
+pub fn chase(mut p: *const usize, n: u64) -> *const usize {
+    macro_rules! ten {
+        () => {
+            // SAFETY: every chain element holds the address of another one.
+            unsafe {
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+                p = *p as *const usize;
+            }
+        };
+    }
+    for _ in 0..n {
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+        ten!();
+    }
+    std::hint::black_box(p)
+}
+
+/// Loads per `chase` iteration.
+pub const CHASE_LOADS: f64 = 100.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The chase ends where the chain says: after whole laps it is back at
+    /// the start, after part of one it has gone that far along.
+    #[test]
+    fn a_chase_follows_its_chain() {
+        let ctx = Context {
+            process: 0,
+            parallel: 1,
+            scratch: PathBuf::new(),
+        };
+        // 4096 bytes in 64-byte steps: a chain of 64 elements.
+        let mut b = Chase {
+            size: 4096,
+            order: Order::Stride(64),
+            pages: Pages::Default,
+            seed: 1,
+            buf: None,
+            cur: std::ptr::null(),
+        };
+        b.setup(&ctx).unwrap();
+        let base = b.buf.as_ref().unwrap().ptr() as usize;
+        // Set up walked 1 × 100 loads: 100 mod 64 = 36 elements along.
+        assert_eq!(b.cur as usize - base, 36 * 64);
+        // 16 × 100 loads = 25 laps.
+        b.run(16).unwrap();
+        assert_eq!(b.cur as usize - base, 36 * 64);
+        b.run(1).unwrap();
+        assert_eq!(b.cur as usize - base, (136 % 64) * 64);
+        b.cleanup();
+        assert!(b.buf.is_none());
+    }
+}

@@ -1,0 +1,273 @@
+//! Loopback sockets for the communication families: TCP and UDP on
+//! 127.0.0.1, AF_UNIX pairs and addresses, the options the families set,
+//! and `Channel`, the byte channels (pipes and FIFOs too) two processes
+//! talk over.
+//!
+//! Everything here binds 127.0.0.1 port 0 (the kernel picks a free port):
+//! no family offers a `port` parameter, so no port can be "in use".
+
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use touchstone_harness::{BenchError, Fallible};
+
+use super::sys::{self, check, errno};
+
+/// Which byte channel two processes talk over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Pipe,
+    Fifo,
+    Unix,
+    Tcp,
+    Udp,
+}
+
+fn loopback(port: u16) -> libc::sockaddr_in {
+    // SAFETY: sockaddr_in is plain data.
+    let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    a.sin_family = libc::AF_INET as libc::sa_family_t;
+    a.sin_port = port.to_be();
+    a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+    a
+}
+
+const SIN_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+
+/// A new IPv4 socket of `ty` (SOCK_STREAM or SOCK_DGRAM), close-on-exec.
+pub fn inet_socket(ty: libc::c_int) -> Fallible<RawFd> {
+    // SAFETY: plain socket(2).
+    check(
+        unsafe { libc::socket(libc::AF_INET, ty | libc::SOCK_CLOEXEC, 0) },
+        "socket",
+    )
+}
+
+/// Bind `fd` to 127.0.0.1 with a kernel-chosen port; return the port.
+pub fn bind_loopback(fd: RawFd) -> Fallible<u16> {
+    let a = loopback(0);
+    // SAFETY: a valid sockaddr_in of the stated length.
+    check(
+        unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
+        "bind 127.0.0.1",
+    )?;
+    let mut got = loopback(0);
+    let mut len = SIN_LEN;
+    // SAFETY: getsockname into a sockaddr_in-sized buffer.
+    check(
+        unsafe { libc::getsockname(fd, &mut got as *mut _ as *mut libc::sockaddr, &mut len) },
+        "getsockname",
+    )?;
+    Ok(u16::from_be(got.sin_port))
+}
+
+/// A TCP listener on 127.0.0.1 (port chosen by the kernel): (fd, port).
+pub fn tcp_listener(backlog: i32) -> Fallible<(RawFd, u16)> {
+    let fd = inet_socket(libc::SOCK_STREAM)?;
+    let port = bind_loopback(fd).inspect_err(|_| sys::close(fd))?;
+    // SAFETY: listen on our socket.
+    if unsafe { libc::listen(fd, backlog) } < 0 {
+        let e = errno("listen");
+        sys::close(fd);
+        return Err(e);
+    }
+    Ok((fd, port))
+}
+
+/// Connect `fd` to 127.0.0.1:`port`. Inline: lat_connect times it.
+#[inline]
+pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
+    let a = loopback(port);
+    // SAFETY: a valid sockaddr_in of the stated length.
+    if unsafe { libc::connect(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) } < 0 {
+        return Err(errno("connect 127.0.0.1"));
+    }
+    Ok(())
+}
+
+/// Accept a connection queued on `listener` (close-on-exec), retrying when
+/// a signal interrupts the wait.
+#[inline]
+pub fn accept(listener: RawFd) -> Fallible<RawFd> {
+    loop {
+        // SAFETY: accept4 on our listener, no peer address asked for.
+        let fd = unsafe {
+            libc::accept4(
+                listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            return Ok(fd);
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(errno("accept"));
+        }
+    }
+}
+
+/// A connected TCP pair over loopback: (client, server), Nagle off on both.
+pub fn tcp_pair() -> Fallible<(RawFd, RawFd)> {
+    let (l, port) = tcp_listener(1)?;
+    let result = (|| {
+        let c = inet_socket(libc::SOCK_STREAM)?;
+        connect_loopback(c, port).inspect_err(|_| sys::close(c))?;
+        // The connection is queued already: this does not block.
+        let s = accept(l).inspect_err(|_| sys::close(c))?;
+        for fd in [c, s] {
+            set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+        }
+        Ok((c, s))
+    })();
+    sys::close(l);
+    result
+}
+
+/// Two UDP sockets on 127.0.0.1, each connected to the other.
+pub fn udp_pair() -> Fallible<(RawFd, RawFd)> {
+    let a = inet_socket(libc::SOCK_DGRAM)?;
+    let b = inet_socket(libc::SOCK_DGRAM).inspect_err(|_| sys::close(a))?;
+    let r = (|| {
+        let pa = bind_loopback(a)?;
+        let pb = bind_loopback(b)?;
+        connect_loopback(a, pb)?;
+        connect_loopback(b, pa)
+    })();
+    if let Err(e) = r {
+        sys::close(a);
+        sys::close(b);
+        return Err(e);
+    }
+    Ok((a, b))
+}
+
+/// A connected AF_UNIX stream pair.
+pub fn unix_pair() -> Fallible<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair into a 2-element array.
+    check(
+        unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        },
+        "socketpair",
+    )?;
+    Ok((fds[0], fds[1]))
+}
+
+pub fn set_int_opt(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> Fallible {
+    // SAFETY: an int option of the right size.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                opt,
+                &v as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        },
+        "setsockopt",
+    )?;
+    Ok(())
+}
+
+/// A receive timeout, so a lost datagram is an error and not a hang.
+pub fn set_recv_timeout(fd: RawFd, secs: i64) -> Fallible {
+    let tv = libc::timeval {
+        tv_sec: secs,
+        tv_usec: 0,
+    };
+    // SAFETY: a timeval option of the right size.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                &tv as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        },
+        "SO_RCVTIMEO",
+    )?;
+    Ok(())
+}
+
+/// An AF_UNIX address for `path` (which must fit sun_path).
+pub fn unix_addr(path: &Path) -> Fallible<libc::sockaddr_un> {
+    // SAFETY: sockaddr_un is plain data.
+    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let b = path.as_os_str().as_bytes();
+    if b.len() >= a.sun_path.len() {
+        return Err(format!("socket path too long: {}", path.display()).into());
+    }
+    for (d, s) in a.sun_path.iter_mut().zip(b) {
+        *d = *s as libc::c_char;
+    }
+    Ok(a)
+}
+
+pub const SUN_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+
+/// Receive one datagram of exactly `buf.len()` bytes, or an error.
+#[inline]
+pub fn recv_datagram(fd: RawFd, buf: &mut [u8]) -> Fallible {
+    // SAFETY: reading one datagram into our buffer.
+    let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+    if r != buf.len() as isize {
+        return Err(if r < 0 {
+            errno("udp receive")
+        } else {
+            BenchError(format!(
+                "udp: datagram of {r} bytes, expected {}",
+                buf.len()
+            ))
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_pairs_carry_bytes() {
+        for (a, b) in [
+            tcp_pair().unwrap(),
+            unix_pair().unwrap(),
+            udp_pair().unwrap(),
+        ] {
+            sys::write_all(a, b"hey").unwrap();
+            let mut got = [0u8; 3];
+            sys::read_exact(b, &mut got).unwrap();
+            assert_eq!(&got, b"hey");
+            sys::close(a);
+            sys::close(b);
+        }
+    }
+
+    #[test]
+    fn a_short_datagram_is_an_error() {
+        let (a, b) = udp_pair().unwrap();
+        set_recv_timeout(b, 2).unwrap();
+        sys::write_all(a, b"hi").unwrap();
+        let mut buf = [0u8; 4];
+        let e = recv_datagram(b, &mut buf).unwrap_err();
+        assert!(e.0.contains("datagram of 2 bytes"), "{e}");
+        sys::write_all(a, b"four").unwrap();
+        recv_datagram(b, &mut buf).unwrap();
+        assert_eq!(&buf, b"four");
+        sys::close(a);
+        sys::close(b);
+    }
+}
