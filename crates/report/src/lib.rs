@@ -134,9 +134,6 @@ mod tests {
     #[test]
     fn compare_shows_curves_point_by_point_with_peaks_and_knees() {
         let text = compared(Format::Table);
-        if std::env::var_os("TOUCHSTONE_SHOW").is_some() {
-            println!("{text}");
-        }
         assert!(
             text.contains("Load curve tcp_rr size:4: throughput point by point"),
             "{text}"
