@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use synth::{measurement, noisy, run, Rng};
+use synth::{measurement, noisy, run, usl_curve, Rng};
 use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
@@ -291,10 +291,12 @@ fn report_over_imported_runs() {
 }
 
 /// A farm-like set: three machines with a lat_mem_rd staircase, a bw_mem
-/// size sweep and a syscall at 1, 2 and 4 processes.
+/// size sweep and a syscall at 1, 2 and 4 processes; the first also swept
+/// tcp_rr over loads 1–64 at 1 and 2 CPUs, the second at 2 CPUs only.
 fn chart_runs() -> Vec<Run> {
     let mut rng = Rng::new(3);
-    (0..3)
+    let ladder = [1, 2, 4, 8, 16, 32, 64];
+    let mut runs: Vec<Run> = (0..3)
         .map(|i| {
             let speed = 1.0 + i as f64 * 0.5;
             let mut r = run(
@@ -332,7 +334,26 @@ fn chart_runs() -> Vec<Run> {
             }
             r
         })
-        .collect()
+        .collect();
+    runs[0].curves = vec![usl_curve(
+        &mut rng,
+        &[1, 2],
+        &ladder,
+        20_000.0,
+        0.03,
+        0.0008,
+        0.01,
+    )];
+    runs[1].curves = vec![usl_curve(
+        &mut rng,
+        &[2],
+        &ladder,
+        26_000.0,
+        0.03,
+        0.0008,
+        0.01,
+    )];
+    runs
 }
 
 fn chromium() -> &'static str {
@@ -394,8 +415,16 @@ fn html_report_renders_in_a_headless_browser() {
         assert!(hits.is_empty(), "the page refers to {remote}");
     }
     let profile = tempfile::tempdir().unwrap();
-    let dom = headless(profile.path(), &["--dump-dom"], &page);
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let out = headless(
+        profile.path(),
+        &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        &page,
+    );
+    // The page logs nothing: any console line is an error or a warning.
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = String::from_utf8_lossy(&out.stdout);
     assert!(
         dom.contains("data-rendered=\"ok\""),
         "the page's script did not finish:\n{}",
@@ -406,6 +435,21 @@ fn html_report_renders_in_a_headless_browser() {
     let lines = dom.matches("<svg class=\"chart line").count();
     let hists = dom.matches("<svg class=\"chart hist").count();
     assert_eq!((lines, hists), (3, 15), "charts in the DOM");
+    // Load curves: throughput, latency and scalability for the first run
+    // (two CPU counts), throughput and latency for the second (one).
+    let plots = dom.matches("<svg class=\"chart plot").count();
+    assert_eq!(plots, 5, "load-curve charts in the DOM");
+    let curves = &dom[dom.find("id=\"curves\"").expect("a load-curve section")..];
+    for want in [
+        "tcp_rr size:4 — transactions per second against load · run node0",
+        "USL fit, 2 CPUs",
+        "ideal S(k) = k",
+        "p99.9, 1 CPU",
+        "peak ",
+        "knee",
+    ] {
+        assert!(curves.contains(want), "no {want} in the load curves");
+    }
     for id in [
         "lat_mem_rd/stride:64",
         "bw_mem/rd",
@@ -419,10 +463,102 @@ fn html_report_renders_in_a_headless_browser() {
     let shot = dir.path().join("report.png");
     let arg = format!("--screenshot={}", shot.display());
     let out = headless(profile.path(), &[&arg, "--window-size=1280,2400"], &page);
+    if let Some(keep) = std::env::var_os("TOUCHSTONE_KEEP_SCREENSHOT") {
+        let _ = std::fs::copy(&shot, &keep);
+        let _ = std::fs::copy(&page, format!("{}.html", Path::new(&keep).display()));
+    }
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(
         size > 10_000,
         "no screenshot ({size} bytes): {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two runs of tcp_rr: beta 30 % faster at every point than alpha.
+fn curve_runs() -> Vec<Run> {
+    let mut rng = Rng::new(11);
+    let ladder = [1, 2, 4, 8, 16, 32];
+    let mut a = run("aaaa0001", "alpha", Some("base"), 0);
+    let mut b = run("bbbb0002", "beta", None, 1);
+    a.curves = vec![usl_curve(
+        &mut rng,
+        &[1, 2],
+        &ladder,
+        20_000.0,
+        0.03,
+        0.002,
+        0.005,
+    )];
+    b.curves = vec![usl_curve(
+        &mut rng,
+        &[1, 2],
+        &ladder,
+        26_000.0,
+        0.03,
+        0.002,
+        0.005,
+    )];
+    vec![a, b]
+}
+
+#[test]
+fn report_and_compare_show_load_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), &curve_runs());
+    // The terminal report: one table per run, curve and CPU count, and its line.
+    let text = ok(&db, &["report"]);
+    for want in [
+        "Load curves of run alpha (base) aaaa0001",
+        "tcp_rr size:4 · 2 CPUs (0,1)",
+        "throughput (k trans/s)",
+        "S(k) [CI]",
+        "USL over load: σ ",
+        "scalability of the peaks: S(2) ",
+    ] {
+        assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+    assert_eq!(
+        text.matches("; crossover").count(),
+        4,
+        "one line per table:\n{text}"
+    );
+    // CSV: one line per point after the run lines.
+    let csv = ok(&db, &["report", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 1 + 2 + 2 * 12, "{csv}");
+    assert!(csv
+        .lines()
+        .nth(3)
+        .unwrap()
+        .contains(",tcp_rr,size:4,transaction,1,1,"));
+    // compare: 30 % faster everywhere, the intervals say so.
+    let text = ok(&db, &["compare", "base", "bbbb"]);
+    assert!(
+        text.contains("Load curve tcp_rr size:4: throughput point by point"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Load curve tcp_rr size:4: peaks and knees"),
+        "{text}"
+    );
+    let doc: Value =
+        serde_json::from_str(&ok(&db, &["compare", "base", "bbbb", "--format", "json"])).unwrap();
+    let points = doc["curves"][0]["curves"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 12);
+    for p in points {
+        assert_eq!(p["verdict"], "faster", "{p}");
+        let r = p["ratio"]["ratio"].as_f64().unwrap();
+        assert!((r - 1.3).abs() < 0.03, "{p}");
+    }
+    let peaks = doc["curves"][0]["curves"][0]["peaks"].as_array().unwrap();
+    assert_eq!(peaks.len(), 2);
+    assert!(peaks.iter().all(|p| p["verdict"] == "faster"));
+    // The same runs the other way round: slower.
+    let csv = ok(&db, &["compare", "bbbb", "base", "--format", "csv"]);
+    assert!(
+        csv.lines()
+            .filter(|l| l.starts_with("curve,") && !l.contains("/p99,"))
+            .all(|l| l.ends_with(",slower")),
+        "{csv}"
     );
 }

@@ -4,6 +4,10 @@ use touchstone_results::store::{Open, Store, StoreError};
 
 use crate::common::{quick_run, Sandbox};
 
+#[path = "../support/synth.rs"]
+#[allow(dead_code)]
+mod synth;
+
 #[test]
 fn a_foreign_sqlite_database_is_refused_and_untouched() {
     let s = Sandbox::new();
@@ -92,4 +96,75 @@ fn runs_round_trip_through_json_export_and_import() {
             .len(),
         1
     );
+}
+
+/// A store being created while others open it (a `runs` polling the first
+/// `run` of a farm node) is opened by all of them: creating the schema is a
+/// write transaction that begins as a writer (`BEGIN IMMEDIATE`), so the
+/// busy timeout applies instead of an immediate "database is locked".
+#[test]
+fn a_new_store_opened_by_many_at_once_opens_for_all() {
+    for round in 0..5 {
+        let s = Sandbox::new();
+        let path = s.path(&format!("fresh-{round}.sqlite"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    if i % 2 == 0 {
+                        Store::open(&path, Open::CreateIfMissing).map(|_| ())
+                    } else {
+                        // A reader: waits for the file, then must open it.
+                        while !path.exists() {
+                            std::thread::yield_now();
+                        }
+                        Store::open(&path, Open::MustExist).map(|_| ())
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+        assert!(Store::open(&path, Open::MustExist)
+            .unwrap()
+            .list_runs()
+            .unwrap()
+            .is_empty());
+    }
+}
+
+/// Writers that read before they write (an import checks which runs are
+/// already stored) all succeed side by side instead of failing at once with
+/// "database is locked".
+#[test]
+fn concurrent_imports_into_one_store_all_land() {
+    let s = Sandbox::new();
+    let path = s.path("shared.sqlite");
+    drop(Store::open(&path, Open::CreateIfMissing).unwrap());
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut store = Store::open(&path, Open::MustExist).unwrap();
+                for round in 0..10 {
+                    let run = synth::run(&format!("w{i}-r{round}"), "host", None, round);
+                    barrier.wait();
+                    store.import_runs(&[run]).map_err(|e| e.to_string())?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+    let runs = Store::open(&path, Open::MustExist)
+        .unwrap()
+        .list_runs()
+        .unwrap();
+    assert_eq!(runs.len(), 40);
 }

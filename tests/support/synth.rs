@@ -1,10 +1,15 @@
 //! Synthetic runs for report tests and timing: realistic names, units,
-//! groups and sample counts, written through the public results API.
+//! groups and sample counts, and load curves made from known Universal
+//! Scalability Law coefficients, written through the public results API.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
 use chrono::{Duration, TimeZone, Utc};
+use touchstone_results::convergence::{mean_interval, Rule};
+use touchstone_results::curve::{
+    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+};
 use touchstone_results::host::{Cpu, Host};
 use touchstone_results::{
     ClockInfo, Measurement, Run, RunOptions, RunStatus, Statistic, Summary, Tool, Unit,
@@ -269,4 +274,99 @@ pub fn realistic(id: &str, host: &str, speed: f64, seed: u64) -> Run {
     add(&mut r, "whetstone", "cpu", Unit::Mwips, 1, bw(5000.0));
     add(&mut r, "linpack", "cpu", Unit::Mflops, 1, bw(3000.0));
     r
+}
+
+/// One point of a synthetic load curve: three trials within ±`noise` of
+/// `throughput`, their Student-t interval, latencies of a closed loop
+/// (load / throughput per operation) with a tail (2 % at 2×, 0.2 % at 5×,
+/// so that p50, p99 and p99.9 differ), and a CPU split.
+pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: f64) -> Point {
+    let rule = Rule::default();
+    let cpu = CpuSplit {
+        user: 0.15,
+        system: 0.5,
+        irq: 0.0,
+        softirq: 0.2,
+        steal: 0.0,
+        idle: 0.15,
+    };
+    let demand = ServiceDemand {
+        client_ns_per_op: 3_000.0 + 10.0 * f64::from(load),
+        server_ns_per_op: Some(2_500.0),
+    };
+    let trials: Vec<Trial> = (0..3)
+        .map(|_| {
+            let x = throughput * (1.0 + noise * (2.0 * rng.next() - 1.0));
+            Trial {
+                throughput: x,
+                ops: (x * 3.0) as u64,
+                window_ns: 3_000_000_000,
+                dropped: false,
+                cpu,
+                service_demand: demand,
+            }
+        })
+        .collect();
+    let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
+    let (mean, half) = mean_interval(&xs, rule.confidence);
+    let mut h = latency_histogram();
+    // Little's law for a closed loop: each of `load` clients waits load/X.
+    let typical = (f64::from(load) / mean * 1e9) as u64;
+    for i in 0..2000u64 {
+        let v = if i % 500 == 0 {
+            5 * typical
+        } else if i % 50 == 0 {
+            2 * typical
+        } else {
+            typical + i % 13
+        };
+        h.record(v.max(1)).unwrap();
+    }
+    Point {
+        load,
+        cpus,
+        cpu_ids: (0..cpus).collect(),
+        trials,
+        throughput: mean,
+        throughput_half_width: half,
+        convergence: Convergence {
+            rule,
+            width: Some(2.0 * half / mean),
+            converged: 2.0 * half / mean <= rule.width,
+        },
+        latency: Latency::of(&h),
+        by_type: vec![],
+        cpu,
+        service_demand: demand,
+    }
+}
+
+/// A tcp_rr-like load curve at each of `cpus` CPU counts over `loads`,
+/// following the USL X(N) = λN / (1 + σ(N − 1) + κN(N − 1)) with λ
+/// growing with the CPUs (λ·k^0.9 at k CPUs), ±`noise` per trial.
+pub fn usl_curve(
+    rng: &mut Rng,
+    cpus: &[u32],
+    loads: &[u32],
+    lambda: f64,
+    sigma: f64,
+    kappa: f64,
+    noise: f64,
+) -> Curve {
+    let mut points = Vec::new();
+    for &k in cpus {
+        let l1 = lambda * f64::from(k).powf(0.9);
+        for &n in loads {
+            let n_f = f64::from(n);
+            let x = l1 * n_f / (1.0 + sigma * (n_f - 1.0) + kappa * n_f * (n_f - 1.0));
+            points.push(curve_point(rng, n, k, x, noise));
+        }
+    }
+    Curve {
+        workload: "tcp_rr".into(),
+        params: [("size".to_string(), "4".to_string())].into(),
+        operation: "transaction".into(),
+        points,
+        unmeasured_cpus: vec![],
+    }
 }

@@ -246,20 +246,26 @@ pub enum NoKnee {
     Flat,
 }
 
+impl NoKnee {
+    /// Why no knee was found, without the "not detected" a report puts in
+    /// front of it.
+    pub fn reason(&self) -> String {
+        match self {
+            NoKnee::TooFewPoints { rising } => {
+                format!("{rising} point(s) up to the peak, Kneedle needs 3")
+            }
+            NoKnee::NotConcave => "the rise does not bend over".to_string(),
+            NoKnee::BelowThreshold { best, needed } => {
+                format!("the bend ({best:.3}) never drops by {needed:.3} (sensitivity)")
+            }
+            NoKnee::Flat => "throughput does not rise".to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for NoKnee {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoKnee::TooFewPoints { rising } => write!(
-                f,
-                "not detected: {rising} point(s) up to the peak, Kneedle needs 3"
-            ),
-            NoKnee::NotConcave => write!(f, "not detected: the rise does not bend over"),
-            NoKnee::BelowThreshold { best, needed } => write!(
-                f,
-                "not detected: the bend ({best:.3}) never drops by {needed:.3} (sensitivity)"
-            ),
-            NoKnee::Flat => write!(f, "not detected: throughput does not rise"),
-        }
+        write!(f, "not detected: {}", self.reason())
     }
 }
 

@@ -4,7 +4,9 @@
 //! call these; nothing here reads files or prints.
 
 pub mod compare;
+pub mod compare_curves;
 pub mod curve;
+pub mod curve_analysis;
 pub mod index;
 pub mod predict;
 pub mod table;

@@ -1,6 +1,10 @@
-//! Synthetic runs and measurements for the analysis tests.
+//! Synthetic runs, measurements and load curves for the analysis tests.
 
 use chrono::{TimeZone, Utc};
+use touchstone_results::convergence::Rule;
+use touchstone_results::curve::{
+    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+};
 use touchstone_results::host::Host;
 use touchstone_results::{
     ClockInfo, Measurement, Run, RunOptions, RunStatus, Statistic, Summary, Tool, Unit,
@@ -74,5 +78,46 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         extra: Default::default(),
         started_at: t,
         ended_at: t,
+    }
+}
+
+/// A point of a load curve: `throughput` ± `half` at (`load`, `cpus`),
+/// three converged trials, an empty latency histogram.
+pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
+    let trial = Trial {
+        throughput,
+        ops: (throughput * 3.0) as u64,
+        window_ns: 3_000_000_000,
+        dropped: false,
+        cpu: CpuSplit::default(),
+        service_demand: ServiceDemand::default(),
+    };
+    Point {
+        load,
+        cpus,
+        cpu_ids: (0..cpus).collect(),
+        trials: vec![trial.clone(), trial.clone(), trial],
+        throughput,
+        throughput_half_width: half,
+        convergence: Convergence {
+            rule: Rule::default(),
+            width: Some(2.0 * half / throughput),
+            converged: true,
+        },
+        latency: Latency::of(&latency_histogram()),
+        by_type: vec![],
+        cpu: CpuSplit::default(),
+        service_demand: ServiceDemand::default(),
+    }
+}
+
+/// A curve of the workload "synthetic_rr" made of `points`.
+pub fn curve(points: Vec<Point>) -> Curve {
+    Curve {
+        workload: "synthetic_rr".into(),
+        params: Default::default(),
+        operation: "transaction".into(),
+        points,
+        unmeasured_cpus: vec![],
     }
 }

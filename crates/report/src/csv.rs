@@ -1,9 +1,13 @@
 //! CSV exports. Figures are in the stored unit (named in the header) at
 //! full precision, so a spreadsheet gets exact numbers, not display text.
+//! Load curves add one row per point (see `summary` and `comparison`).
 
-use touchstone_analysis::compare::Comparison;
+use touchstone_analysis::compare::{Comparison, Verdict};
+use touchstone_analysis::compare_curves::compare_runs;
 use touchstone_analysis::index::IndexLine;
 use touchstone_analysis::table::Matrix;
+use touchstone_results::curve::Point;
+use touchstone_results::Run;
 
 /// One field, quoted when it must be (RFC 4180).
 pub fn field(s: &str) -> String {
@@ -28,8 +32,97 @@ fn num(v: Option<f64>) -> String {
         .map_or(String::new(), |x| x.to_string())
 }
 
+/// The columns of a load-curve point in the summary, in stored units.
+const POINT_COLUMNS: [&str; 27] = [
+    "workload",
+    "params",
+    "operation",
+    "cpus",
+    "load",
+    "throughput (ops/s)",
+    "throughput_half_width (ops/s)",
+    "confidence",
+    "converged",
+    "ci_width",
+    "trials_kept",
+    "trials_dropped",
+    "p50 (ns)",
+    "p90 (ns)",
+    "p99 (ns)",
+    "p99.9 (ns)",
+    "max (ns)",
+    "operations",
+    "cpu_busy",
+    "cpu_user",
+    "cpu_system",
+    "cpu_irq",
+    "cpu_softirq",
+    "cpu_steal",
+    "cpu_idle",
+    "client_cpu_per_op (ns)",
+    "server_cpu_per_op (ns)",
+];
+
+/// A curve's parameters as one field: "size:4 server:epoll".
+fn params_field(params: &std::collections::BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}:{v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn point_fields(workload: &str, params: &str, operation: &str, p: &Point) -> Vec<String> {
+    let kept = p.kept_trials().count();
+    let l = &p.latency;
+    vec![
+        workload.to_string(),
+        params.to_string(),
+        operation.to_string(),
+        p.cpus.to_string(),
+        p.load.to_string(),
+        num(Some(p.throughput)),
+        num(Some(p.throughput_half_width)),
+        p.convergence.rule.confidence.to_string(),
+        p.convergence.converged.to_string(),
+        num(p.convergence.width),
+        kept.to_string(),
+        (p.trials.len() - kept).to_string(),
+        l.p50_ns.to_string(),
+        l.p90_ns.to_string(),
+        l.p99_ns.to_string(),
+        l.p999_ns.to_string(),
+        l.max_ns.to_string(),
+        l.count.to_string(),
+        num(Some(p.cpu.busy())),
+        num(Some(p.cpu.user)),
+        num(Some(p.cpu.system)),
+        num(Some(p.cpu.irq)),
+        num(Some(p.cpu.softirq)),
+        num(Some(p.cpu.steal)),
+        num(Some(p.cpu.idle)),
+        num(Some(p.service_demand.client_ns_per_op)),
+        num(p.service_demand.server_ns_per_op),
+    ]
+}
+
+fn run_fields(run: &Run) -> Vec<String> {
+    vec![
+        run.id.clone(),
+        run.host.hostname.clone(),
+        run.label.clone().unwrap_or_default(),
+        run.started_at.to_rfc3339(),
+    ]
+}
+
 /// The summary: one line per run (in `order`), one column per measurement.
+/// When the runs hold load curves, the point columns follow the
+/// measurement columns, and each point of each curve is one more line
+/// (its run's four identifying fields, empty measurement fields, then the
+/// point): one table a spreadsheet reads whole, where the lines with a
+/// `workload` are the points.
 pub fn summary(m: &Matrix, order: &[usize]) -> String {
+    let has_curves = order.iter().any(|&r| !m.runs[r].curves.is_empty());
     let mut head: Vec<String> = ["run", "host", "label", "started"]
         .iter()
         .map(|s| s.to_string())
@@ -39,23 +132,36 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
             .iter()
             .map(|c| format!("{} ({})", c.label(), c.unit)),
     );
+    if has_curves {
+        head.extend(POINT_COLUMNS.iter().map(|s| s.to_string()));
+    }
     let mut out = line(&head);
     for &r in order {
-        let run = m.runs[r];
-        let mut f = vec![
-            run.id.clone(),
-            run.host.hostname.clone(),
-            run.label.clone().unwrap_or_default(),
-            run.started_at.to_rfc3339(),
-        ];
+        let mut f = run_fields(m.runs[r]);
         f.extend(m.cells[r].iter().map(|c| num(c.map(|x| x.value()))));
+        if has_curves {
+            f.extend(POINT_COLUMNS.iter().map(|_| String::new()));
+        }
         out.push_str(&line(&f));
+    }
+    for &r in order {
+        let run = m.runs[r];
+        for c in &run.curves {
+            let params = params_field(&c.params);
+            for p in &c.points {
+                let mut f = run_fields(run);
+                f.extend(m.columns.iter().map(|_| String::new()));
+                f.extend(point_fields(&c.workload, &params, &c.operation, p));
+                out.push_str(&line(&f));
+            }
+        }
     }
     out
 }
 
-/// The comparison, one line per (measurement, run), then one line per
-/// index (benchmark "INDEX", the index in `value`).
+/// The comparison, one line per (measurement, run), then the load curves'
+/// lines (see `curve_comparison_rows`), then one line per index (benchmark
+/// "INDEX", the index in `value`).
 pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
     let head = [
         "group",
@@ -92,6 +198,9 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
             ]));
         }
     }
+    for &o in &c.others {
+        out.push_str(&curve_comparison_rows(m.runs[c.base], m.runs[o]));
+    }
     for l in index {
         for (k, v) in l.values.iter().enumerate() {
             out.push_str(&line(&[
@@ -107,6 +216,77 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
                 String::new(),
                 String::new(),
                 format!("n={}", l.counts[k]),
+            ]));
+        }
+    }
+    out
+}
+
+fn verdict_field(v: Verdict) -> String {
+    format!("{v:?}").to_lowercase()
+}
+
+/// The comparison of two runs' load curves as comparison lines: group
+/// `curve`, benchmark `WORKLOAD/PARAM:V…/cpus:K/load:L` (then `/p99` for
+/// the p99 latency line, `/peak` for the peaks), `parallel` the load.
+fn curve_comparison_rows(base: &Run, other: &Run) -> String {
+    let mut out = String::new();
+    for cc in compare_runs(base, other) {
+        let stem = std::iter::once(cc.workload.clone())
+            .chain(cc.params.iter().map(|(k, v)| format!("{k}:{v}")))
+            .collect::<Vec<_>>()
+            .join("/");
+        for p in &cc.points {
+            let name = format!("{stem}/cpus:{}/load:{}", p.cpus, p.load);
+            out.push_str(&line(&[
+                "curve".into(),
+                name.clone(),
+                p.load.to_string(),
+                "ops/s".into(),
+                base.id.clone(),
+                num(p.base.map(|s| s.throughput.mean)),
+                other.id.clone(),
+                num(p.other.map(|s| s.throughput.mean)),
+                num(p.ratio.map(|x| x.ratio)),
+                num(p.ratio.map(|x| x.low)),
+                num(p.ratio.map(|x| x.high)),
+                verdict_field(p.verdict),
+            ]));
+            out.push_str(&line(&[
+                "curve".into(),
+                format!("{name}/p99"),
+                p.load.to_string(),
+                "ns".into(),
+                base.id.clone(),
+                num(p.base.map(|s| s.p99_ns as f64)),
+                other.id.clone(),
+                num(p.other.map(|s| s.p99_ns as f64)),
+                num(p.p99_ratio),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]));
+        }
+        for p in &cc.peaks {
+            let peak = |s: &Option<touchstone_analysis::compare_curves::PeakSide>| {
+                s.as_ref()
+                    .and_then(|s| s.peak.as_ref().ok())
+                    .map(|(load, t)| (*load, t.mean))
+            };
+            let (b, o) = (peak(&p.base), peak(&p.other));
+            out.push_str(&line(&[
+                "curve".into(),
+                format!("{stem}/cpus:{}/peak", p.cpus),
+                String::new(),
+                "ops/s".into(),
+                base.id.clone(),
+                num(b.map(|x| x.1)),
+                other.id.clone(),
+                num(o.map(|x| x.1)),
+                num(p.ratio.map(|x| x.ratio)),
+                num(p.ratio.map(|x| x.low)),
+                num(p.ratio.map(|x| x.high)),
+                verdict_field(p.verdict),
             ]));
         }
     }

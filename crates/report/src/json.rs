@@ -1,10 +1,16 @@
 //! JSON exports of the summary and the comparison, in stored units, for
 //! programs (the runs themselves are exchanged with `touchstone export`).
+//! Load curves carry their points (figures, not histograms) and their
+//! analysis; an absent figure is an object naming why.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 use touchstone_analysis::compare::Comparison;
+use touchstone_analysis::compare_curves::compare_runs;
+use touchstone_analysis::curve_analysis::analyse;
 use touchstone_analysis::index::IndexLine;
 use touchstone_analysis::table::Matrix;
+use touchstone_results::curve::{Curve, Point};
 use touchstone_results::Run;
 
 fn run_json(r: &Run) -> Value {
@@ -38,11 +44,21 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
             json!({ "run": m.runs[r].id, "values": values })
         })
         .collect();
+    let curves: Vec<Value> = order
+        .iter()
+        .flat_map(|&r| {
+            m.runs[r]
+                .curves
+                .iter()
+                .map(move |c| curve_json(m.runs[r], c))
+        })
+        .collect();
     let doc = json!({
         "report": "summary",
         "runs": order.iter().map(|&r| run_json(m.runs[r])).collect::<Vec<_>>(),
         "columns": m.columns,
         "rows": rows,
+        "curves": curves,
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
@@ -67,12 +83,109 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
             })
         })
         .collect();
+    let base = m.runs[c.base];
+    let curves: Vec<Value> = c
+        .others
+        .iter()
+        .map(|&o| {
+            json!({
+                "base": base.id,
+                "run": m.runs[o].id,
+                "curves": compare_runs(base, m.runs[o]),
+            })
+        })
+        .collect();
     let doc = json!({
         "report": "compare",
-        "base": run_json(m.runs[c.base]),
+        "base": run_json(base),
         "runs": c.others.iter().map(|&o| run_json(m.runs[o])).collect::<Vec<_>>(),
         "rows": rows,
         "index": index,
+        "curves": curves,
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
+}
+
+/// A figure that exists, or an object `{key: reason}` saying why not.
+fn or_reason<T: Serialize, E: std::fmt::Display>(r: &Result<T, E>, key: &str) -> Value {
+    match r {
+        Ok(v) => serde_json::to_value(v).expect("serialisable"),
+        Err(e) => json!({ key: e.to_string() }),
+    }
+}
+
+fn point_json(p: &Point) -> Value {
+    let kept = p.kept_trials().count();
+    let l = &p.latency;
+    json!({
+        "load": p.load,
+        "cpus": p.cpus,
+        "cpu_ids": p.cpu_ids,
+        "throughput": p.throughput,
+        "throughput_half_width": p.throughput_half_width,
+        "convergence": p.convergence,
+        "trials_kept": kept,
+        "trials_dropped": p.trials.len() - kept,
+        "latency_ns": {
+            "count": l.count, "min": l.min_ns, "mean": l.mean_ns, "p50": l.p50_ns,
+            "p90": l.p90_ns, "p99": l.p99_ns, "p99.9": l.p999_ns, "max": l.max_ns,
+        },
+        "cpu": p.cpu,
+        "service_demand": p.service_demand,
+    })
+}
+
+/// One curve of `run`: its points, and per CPU count the peak, knee,
+/// crossover and USL fit; across CPU counts S(k) and the USL over CPUs.
+/// Indices in the analysis are into `points`.
+fn curve_json(run: &Run, c: &Curve) -> Value {
+    let a = analyse(c);
+    let by_cpus: Vec<Value> = a
+        .by_cpus
+        .iter()
+        .map(|k| {
+            let (peak, knee, crossover) = match &k.summary {
+                Ok(s) => (
+                    serde_json::to_value(&s.peak).expect("serialisable"),
+                    match &s.knee {
+                        Ok(knee) => serde_json::to_value(knee).expect("serialisable"),
+                        Err(no) => json!({ "not_detected": no.reason() }),
+                    },
+                    serde_json::to_value(s.crossover).expect("serialisable"),
+                ),
+                Err(e) => {
+                    let why = json!({ "not_computed": e.to_string() });
+                    (why.clone(), why.clone(), why)
+                }
+            };
+            json!({
+                "cpus": k.cpus,
+                "excluded": k.excluded,
+                "peak": peak,
+                "knee": knee,
+                "crossover": crossover,
+                "usl": or_reason(&k.usl, "not_fitted"),
+            })
+        })
+        .collect();
+    let scaling = a.scaling.as_ref().map(|s| {
+        json!({
+            "cpus": s.cpus,
+            "at_peak": or_reason(&s.at_peak, "not_computed"),
+            "at_load": s.at_load.iter().map(|l| json!({
+                "load": l.load,
+                "scaling": or_reason(&l.scaling, "not_computed"),
+            })).collect::<Vec<_>>(),
+            "usl": or_reason(&s.usl, "not_fitted"),
+        })
+    });
+    json!({
+        "run": run.id,
+        "workload": c.workload,
+        "params": c.params,
+        "operation": c.operation,
+        "unmeasured_cpus": c.unmeasured_cpus,
+        "points": c.points.iter().map(point_json).collect::<Vec<_>>(),
+        "analysis": { "by_cpus": by_cpus, "scaling": scaling },
+    })
 }

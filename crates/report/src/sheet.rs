@@ -94,7 +94,8 @@ pub fn ratio_text(r: &touchstone_analysis::compare::Ratio) -> String {
     )
 }
 
-fn run_heading(run: &Run) -> String {
+/// A run in a column heading: host (label) and short id.
+pub fn run_heading(run: &Run) -> String {
     format!("{} {}", run_title(run), short_id(&run.id))
 }
 

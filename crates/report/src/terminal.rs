@@ -1,8 +1,10 @@
 //! Terminal tables: a run's measurements grouped like lmbench's summary,
 //! each figure with its unit and the 95 % confidence interval of its median,
-//! and the list of stored runs.
+//! a run's load curves, and the list of stored runs.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use touchstone_analysis::curve_analysis::analyse;
+use touchstone_results::curve::Curve;
 use touchstone_results::groups::{title, GROUPS};
 use touchstone_results::units::Scale;
 use touchstone_results::{Measurement, Run, RunRow, Statistic};
@@ -89,6 +91,47 @@ pub fn measurements(ms: &[Measurement]) -> String {
     if !notes.is_empty() {
         out.push_str("notes:\n");
         out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+/// Load curves: for each curve and CPU count, one table of its points and
+/// one line with the peak, knee, crossover and USL fit; then the curve's
+/// scalability across CPU counts and its notes (see `crate::curves`).
+pub fn curves(curves: &[Curve]) -> String {
+    render_curves(curves, true)
+}
+
+/// `curves`, with `fit_terminal` false giving a table whose layout does not
+/// depend on the terminal's width (tests).
+fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
+    let mut out = String::new();
+    for curve in curves {
+        let text = crate::curves::curve_text(curve, &analyse(curve));
+        out.push_str(&format!("{}\n", text.title));
+        for block in &text.blocks {
+            let s = &block.sheet;
+            let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
+            let mut t = table(&header);
+            if !fit_terminal {
+                t.force_no_tty();
+            }
+            for row in &s.rows {
+                t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
+                    let cell = Cell::new(c);
+                    if num {
+                        cell.set_alignment(CellAlignment::Right)
+                    } else {
+                        cell
+                    }
+                }));
+            }
+            out.push_str(&format!("{}\n{t}\n{}\n", s.title, block.line));
+        }
+        for note in &text.notes {
+            out.push_str(&format!("  {note}\n"));
+        }
         out.push('\n');
     }
     out
@@ -202,4 +245,40 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
         t.add_row(r.iter().map(Cell::new).collect::<Vec<_>>());
     }
     format!("{t}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{snapshot, tcp_rr};
+
+    #[test]
+    fn curve_tables_snapshot() {
+        snapshot("curves_terminal.txt", &render_curves(&[tcp_rr()], false));
+    }
+
+    #[test]
+    fn curve_tables_say_what_is_absent_and_why() {
+        let mut c = tcp_rr();
+        c.points.retain(|p| p.cpus == 2 && p.load <= 2);
+        c.unmeasured_cpus.clear();
+        let text = render_curves(&[c], false);
+        assert!(
+            text.contains("knee: not detected — 2 point(s) up to the peak, Kneedle needs 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("USL over load: not fitted — the USL needs at least 3 distinct loads"),
+            "{text}"
+        );
+        assert!(text.contains("crossover: none"));
+        assert!(
+            !text.contains("S(k)"),
+            "one CPU count: no scalability column"
+        );
+        assert!(
+            !text.contains("did not converge"),
+            "no flag without a flagged point"
+        );
+    }
 }

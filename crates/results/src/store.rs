@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::curve::Curve;
 pub use crate::model::RunRow;
@@ -157,9 +157,13 @@ impl Store {
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| self.err(e))?;
         if app_id == 0 {
+            // Every write transaction begins as a writer (BEGIN IMMEDIATE):
+            // a deferred one that upgrades from reading gets SQLITE_BUSY at
+            // once, without the busy timeout, when another process creates
+            // the same store or writes to it (SQLite's guidance for WAL).
             let tx = self
                 .conn
-                .transaction()
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| map_err(&self.path, e))?;
             tx.execute_batch(&format!(
                 "{SCHEMA_V1}
@@ -225,7 +229,7 @@ impl Store {
     pub fn begin_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         insert_header(&tx, run).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))
@@ -235,7 +239,7 @@ impl Store {
     pub fn add_measurement(&mut self, run_id: &str, m: &Measurement) -> Result<(), StoreError> {
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         let seq: i64 = tx
             .query_row(
@@ -266,7 +270,7 @@ impl Store {
         let run_id = run.id.as_str();
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         let header: String = tx
             .query_row("SELECT header FROM runs WHERE id = ?1", [run_id], |r| {
@@ -411,7 +415,7 @@ impl Store {
     pub fn import_runs(&mut self, runs: &[Run]) -> Result<Vec<String>, StoreError> {
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         let mut skipped = Vec::new();
         for run in runs {

@@ -1,14 +1,17 @@
 //! The HTML report: one self-contained page (inline CSS, script and SVG;
 //! nothing fetched from the network) with the runs, an index against the
 //! first run, the summary tables, the memory-latency staircase, bandwidth
-//! against size, throughput against load and histograms of raw samples.
+//! against size, throughput against load, the load curves of workloads
+//! (charts, tables, peak/knee/USL lines) and histograms of raw samples.
 
 pub mod charts;
+pub mod curve_charts;
 pub mod svg;
 
 use std::fmt::Write;
 
 use touchstone_analysis::compare::compare;
+use touchstone_analysis::curve_analysis::analyse;
 use touchstone_analysis::index::indices;
 use touchstone_analysis::table::{run_title, short_id, Matrix};
 use touchstone_results::groups::title;
@@ -89,6 +92,53 @@ fn section_charts(
     out.push_str("</section>");
 }
 
+/// Every run's load curves: per curve, its charts, then per CPU count its
+/// table and the line with peak, knee, crossover and USL fit, then notes.
+fn curves_section(out: &mut String, m: &Matrix, order: &[usize]) {
+    out.push_str(r#"<section id="curves"><h2>Load curves</h2>"#);
+    let runs: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&r| !m.runs[r].curves.is_empty())
+        .collect();
+    if runs.is_empty() {
+        out.push_str(r#"<p class="note">No workload load curves in these runs.</p></section>"#);
+        return;
+    }
+    out.push_str(r#"<p class="note">Throughput is the mean of converged trials with its confidence interval (error bars); dashed: the Universal Scalability Law fitted to each CPU count; a ring marks the knee (Kneedle). Latency: p50 solid, p99 dashed, p99.9 dotted. A figure marked ! did not converge. Method: docs/reports.md.</p>"#);
+    for r in runs {
+        let run = m.runs[r];
+        for curve in &run.curves {
+            let a = analyse(curve);
+            let text = crate::curves::curve_text(curve, &a);
+            let heading = format!("{} · run {}", text.title, sheet::run_heading(run));
+            let _ = write!(out, r#"<h3 class="curve">{}</h3>"#, escape(&heading));
+            let mut charts = vec![
+                curve_charts::throughput(curve, &a, "Throughput against load"),
+                curve_charts::latency(curve, &a, "Latency percentiles against load"),
+            ];
+            charts.extend(curve_charts::scalability(
+                &a,
+                "Scalability of the peaks over CPUs",
+            ));
+            chart_grid(out, &charts, false);
+            for b in &text.blocks {
+                let _ = write!(out, "<h4>{}</h4>", escape(&b.sheet.title));
+                table(out, &b.sheet);
+                let _ = write!(out, r#"<p class="curve-line">{}</p>"#, escape(&b.line));
+            }
+            if !text.notes.is_empty() {
+                out.push_str(r#"<ul class="notes">"#);
+                for n in &text.notes {
+                    let _ = write!(out, "<li>{}</li>", escape(n));
+                }
+                out.push_str("</ul>");
+            }
+        }
+    }
+    out.push_str("</section>");
+}
+
 /// The whole page. Runs appear in `order` in the tables; the index uses
 /// the matrix's first run as its base; `generated` is a timestamp line.
 pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
@@ -100,7 +150,7 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     );
     let _ = write!(
         out,
-        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#histograms">Samples</a></nav></header>"##,
+        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
         escape(generated)
@@ -180,6 +230,8 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
         "No measurement was taken at more than one process count (run with -P 1,2,4).",
     );
 
+    curves_section(&mut out, m, order);
+
     // Histograms, one collapsible block per group.
     out.push_str(r#"<section id="histograms"><h2>Raw samples</h2><p class="note">Histograms of every repetition's figure, all runs on shared bins.</p>"#);
     legend(&mut out, m);
@@ -205,4 +257,35 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
         "<footer>Made by touchstone. Figures{WARNING_MARK} are qualified by warnings. Ratios and indices: docs/reports.md.</footer><script>{JS}</script></body></html>\n"
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{run, tcp_rr};
+
+    #[test]
+    fn a_page_with_a_curve_has_its_charts_tables_and_lines() {
+        let runs = vec![run("aaaa0001", "alpha", vec![tcp_rr()])];
+        let m = Matrix::build(&runs).unwrap();
+        let page = render(&m, &[0], "now");
+        if let Some(path) = std::env::var_os("TOUCHSTONE_HTML_OUT") {
+            std::fs::write(path, &page).unwrap();
+        }
+        let section = &page[page.find(r#"<section id="curves">"#).unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        // Throughput, latency and scalability charts of the one curve.
+        assert_eq!(section.matches(r#"<svg class="chart plot""#).count(), 3);
+        // Error bars on all 8 points, a USL line per CPU count, a knee ring.
+        assert_eq!(section.matches(r#"<path class="bar""#).count(), 8 + 2);
+        assert!(section.contains("USL fit, 2 CPUs") && section.contains("knee 4"));
+        assert!(section.contains("ideal S(k) = k"));
+        // One table per CPU count and its line of figures.
+        assert_eq!(section.matches("<table").count(), 2);
+        assert!(section.contains("peak 105.0 ± 1.6 k trans/s at load 8"));
+        assert!(
+            section.contains("19.9 % !"),
+            "the unconverged point is flagged"
+        );
+    }
 }

@@ -1,6 +1,8 @@
-//! Hand-written inline SVG charts: line charts (linear or log-2 size axis)
-//! and overlaid histograms. Plain strings, no dependencies, so the HTML
-//! report stays one self-contained file that any browser draws.
+//! Hand-written inline SVG charts: line charts (linear or log-2 size axis),
+//! overlaid histograms, and general plots with error bars, dashed lines,
+//! marked points and a legend (load curves). Plain strings, no
+//! dependencies, so the HTML report stays one self-contained file that any
+//! browser draws.
 
 use std::fmt::Write;
 
@@ -52,6 +54,8 @@ pub enum XAxis {
     Linear,
     /// Sizes in bytes on a log-2 axis labelled 4K, 1M, …
     LogBytes,
+    /// Plain numbers on a log-2 axis (a doubling load ladder).
+    Log2,
 }
 
 /// A size in bytes as an axis label: "512", "4K", "1.5M", "2G".
@@ -95,13 +99,48 @@ pub fn nice_ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    let mut t = (lo / step).ceil() * step;
+    // Each tick is an integer count of steps, computed as a decimal
+    // (integer × 10^e, or integer / 10^−e) so that ticks stay exact round
+    // numbers instead of accumulating the steps' binary rounding.
+    let exp = mag.log10().round() as i32;
+    let unit = (step / mag).round(); // 1, 2, 5 or 10
+    let decimal = |k: f64| {
+        if exp >= 0 {
+            k * unit * 10f64.powi(exp)
+        } else {
+            k * unit / 10f64.powi(-exp)
+        }
+    };
+    let first = (lo / step - 1e-9).ceil();
+    let last = (hi / step + 1e-9).floor();
     let mut out = Vec::new();
-    while t <= hi + step * 1e-9 {
-        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
+    let mut k = first;
+    while k <= last {
+        out.push(if k == 0.0 { 0.0 } else { decimal(k) });
+        k += 1.0;
     }
     out
+}
+
+/// Powers of two within [x0, x1] as ticks, at most about ten of them,
+/// labelled as sizes or plain numbers.
+fn log2_ticks(x0: f64, x1: f64, xaxis: XAxis) -> Vec<(f64, String)> {
+    let (a, b) = (x0.log2().floor() as i32, x1.log2().ceil() as i32);
+    let step = ((b - a) / 10 + 1).max(1);
+    (a..=b)
+        .filter(|e| (e - a) % step == 0)
+        .map(|e| 2f64.powi(e))
+        .filter(|v| *v >= x0 * 0.999 && *v <= x1 * 1.001)
+        .map(|v| (v, x_text(xaxis, v)))
+        .collect()
+}
+
+/// An x value as its axis writes it.
+fn x_text(xaxis: XAxis, x: f64) -> String {
+    match xaxis {
+        XAxis::LogBytes => size_label(x),
+        XAxis::Linear | XAxis::Log2 => tick_text(x),
+    }
 }
 
 struct Frame {
@@ -117,7 +156,7 @@ impl Frame {
     fn fx(&self, x: f64) -> f64 {
         let (a, b, v) = match self.xaxis {
             XAxis::Linear => (self.x0, self.x1, x),
-            XAxis::LogBytes => (self.x0.log2(), self.x1.log2(), x.log2()),
+            XAxis::LogBytes | XAxis::Log2 => (self.x0.log2(), self.x1.log2(), x.log2()),
         };
         let t = if b > a { (v - a) / (b - a) } else { 0.5 };
         LEFT + t * (W - LEFT - RIGHT)
@@ -236,16 +275,7 @@ pub fn line_chart(
             let t: Vec<f64> = t.into_iter().filter(|v| v.fract() == 0.0).collect();
             t.into_iter().map(|v| (v, format!("{v}"))).collect()
         }
-        XAxis::LogBytes => {
-            let (a, b) = (x0.log2().floor() as i32, x1.log2().ceil() as i32);
-            let step = ((b - a) / 10 + 1).max(1);
-            (a..=b)
-                .filter(|e| (e - a) % step == 0)
-                .map(|e| 2f64.powi(e))
-                .filter(|v| *v >= x0 * 0.999 && *v <= x1 * 1.001)
-                .map(|v| (v, size_label(v)))
-                .collect()
-        }
+        XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, xaxis),
     };
     let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
     let mut out = String::new();
@@ -266,10 +296,7 @@ pub fn line_chart(
         }
         out.push_str(r#""/>"#);
         for (x, y) in &s.points {
-            let xl = match xaxis {
-                XAxis::Linear => format!("{x}"),
-                XAxis::LogBytes => size_label(*x),
-            };
+            let xl = x_text(xaxis, *x);
             let _ = write!(
                 out,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.5"><title>{}: {xl} → {} {}</title></circle>"#,
@@ -363,6 +390,283 @@ pub fn histogram(
     out
 }
 
+/// How a layer's line is drawn.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+    /// No line: markers (and error bars) only.
+    None,
+}
+
+impl Dash {
+    fn attribute(self) -> &'static str {
+        match self {
+            Dash::Solid | Dash::None => "",
+            Dash::Dashed => r#" stroke-dasharray="6 4""#,
+            Dash::Dotted => r#" stroke-dasharray="2 3""#,
+        }
+    }
+}
+
+/// One layer of a plot: a line through its points (x ascending), with
+/// optional error bars and point markers.
+pub struct Layer {
+    /// Shown in the legend (an empty name stays out of it) and on hover.
+    pub name: String,
+    pub color: &'static str,
+    pub points: Vec<(f64, f64)>,
+    /// (low, high) of each point, in the points' order; empty for none.
+    pub bars: Vec<(f64, f64)>,
+    pub dash: Dash,
+    pub markers: bool,
+}
+
+/// A point picked out with a ring and a label (e.g. the knee).
+pub struct Mark {
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+    pub color: &'static str,
+}
+
+/// A plot of several layers: `y_div` turns stored figures into the y
+/// label's unit; with `log_y` the y axis is logarithmic (when every figure
+/// is positive); the y axis starts at 0 otherwise.
+pub struct Plot<'a> {
+    pub title: &'a str,
+    pub xaxis: XAxis,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub y_div: f64,
+    pub log_y: bool,
+    pub layers: Vec<Layer>,
+    pub marks: Vec<Mark>,
+}
+
+/// Height of one legend row below the plot, px.
+const LEGEND_ROW: f64 = 16.0;
+
+/// Legend entries laid out left to right in rows under the plot: (row,
+/// x offset) of each named layer.
+fn legend_layout(names: &[&str]) -> Vec<(usize, f64)> {
+    let (mut row, mut x) = (0usize, LEFT);
+    names
+        .iter()
+        .map(|n| {
+            // 28 px of line sample and gap, about 6.2 px per character.
+            let width = 36.0 + 6.2 * n.chars().count() as f64;
+            if x + width > W - RIGHT && x > LEFT {
+                row += 1;
+                x = LEFT;
+            }
+            let at = (row, x);
+            x += width;
+            at
+        })
+        .collect()
+}
+
+/// A plot with error bars, dashed lines, marked points and a legend.
+pub fn plot(p: &Plot) -> String {
+    let all_y = p.layers.iter().flat_map(|l| {
+        l.points
+            .iter()
+            .map(|q| q.1)
+            .chain(l.bars.iter().flat_map(|b| [b.0, b.1]))
+    });
+    let ys: Vec<f64> = all_y
+        .map(|y| y / p.y_div)
+        .filter(|y| y.is_finite())
+        .collect();
+    let xs: Vec<f64> = p
+        .layers
+        .iter()
+        .flat_map(|l| l.points.iter().map(|q| q.0))
+        .filter(|x| x.is_finite())
+        .collect();
+    let (mut x0, mut x1) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    if !x0.is_finite() {
+        (x0, x1) = (1.0, 2.0);
+    }
+    if x1 <= x0 {
+        // One x value: a range around it (halved and doubled on log axes).
+        (x0, x1) = match p.xaxis {
+            XAxis::Linear => (x0 - 1.0, x1 + 1.0),
+            _ => (x0 / 2.0, x1 * 2.0),
+        };
+    }
+    let ymax = ys.iter().copied().fold(0.0f64, f64::max);
+    let ymin_pos = ys
+        .iter()
+        .copied()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let ylog = p.log_y && ymin_pos.is_finite() && ys.iter().all(|v| *v > 0.0);
+    let (y0, y1, yticks) = if ylog {
+        let (a, b) = (ymin_pos.log10().floor() as i32, ymax.log10().ceil() as i32);
+        let b = b.max(a + 1);
+        let mults: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+        let ticks: Vec<f64> = (a..=b)
+            .flat_map(|e| mults.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v <= 10f64.powi(b))
+            .collect();
+        (10f64.powi(a), 10f64.powi(b), ticks)
+    } else {
+        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 6);
+        let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
+        (0.0, y1, t)
+    };
+    let f = Frame {
+        x0,
+        x1,
+        y0,
+        y1,
+        xaxis: p.xaxis,
+        ylog,
+    };
+    let xticks: Vec<(f64, String)> = match p.xaxis {
+        XAxis::Linear => nice_ticks(x0, x1, 6)
+            .into_iter()
+            .filter(|v| v.fract() == 0.0)
+            .map(|v| (v, tick_text(v)))
+            .collect(),
+        XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, p.xaxis),
+    };
+    let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
+
+    let named: Vec<&Layer> = p.layers.iter().filter(|l| !l.name.is_empty()).collect();
+    let names: Vec<&str> = named.iter().map(|l| l.name.as_str()).collect();
+    let layout = legend_layout(&names);
+    let rows = layout.iter().map(|l| l.0 + 1).max().unwrap_or(0);
+    let height = H + rows as f64 * LEGEND_ROW + if rows > 0 { 6.0 } else { 0.0 };
+
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart plot" viewBox="0 0 {W} {height}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{t}"><title>{t}</title>"#,
+        t = escape(p.title)
+    );
+    axes(&mut out, &f, &xticks, &yt, p.x_label, p.y_label);
+    let inside = |y: f64| y.is_finite() && (!ylog || y > 0.0);
+    for l in &p.layers {
+        let _ = write!(
+            out,
+            r#"<g class="layer" stroke="{c}" fill="{c}">"#,
+            c = l.color
+        );
+        if !l.name.is_empty() {
+            let _ = write!(out, "<title>{}</title>", escape(&l.name));
+        }
+        for (i, (x, _)) in l.points.iter().enumerate() {
+            let Some(&(lo, hi)) = l.bars.get(i) else {
+                continue;
+            };
+            let (lo, hi) = (lo / p.y_div, hi / p.y_div);
+            if !(inside(lo) && inside(hi)) {
+                continue;
+            }
+            let (px, a, b) = (f.fx(*x), f.fy(lo), f.fy(hi));
+            let _ = write!(
+                out,
+                r#"<path class="bar" d="M{px:.1},{a:.1}V{b:.1}M{:.1},{a:.1}H{:.1}M{:.1},{b:.1}H{:.1}"/>"#,
+                px - 3.0,
+                px + 3.0,
+                px - 3.0,
+                px + 3.0
+            );
+        }
+        let drawn: Vec<(usize, &(f64, f64))> = l
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| inside(q.1 / p.y_div) && q.0.is_finite())
+            .collect();
+        if l.dash != Dash::None && drawn.len() > 1 {
+            out.push_str(r#"<polyline fill="none""#);
+            out.push_str(l.dash.attribute());
+            out.push_str(r#" points=""#);
+            for (_, (x, y)) in &drawn {
+                let _ = write!(out, "{:.1},{:.1} ", f.fx(*x), f.fy(y / p.y_div));
+            }
+            out.push_str(r#""/>"#);
+        }
+        if l.markers {
+            for (i, (x, y)) in &drawn {
+                let bar = l.bars.get(*i).map_or(String::new(), |b| {
+                    format!(
+                        " [{}–{}]",
+                        format_sig(b.0 / p.y_div),
+                        format_sig(b.1 / p.y_div)
+                    )
+                });
+                let _ = write!(
+                    out,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3"><title>{}: {} → {}{bar} {}</title></circle>"#,
+                    f.fx(*x),
+                    f.fy(y / p.y_div),
+                    escape(&l.name),
+                    x_text(p.xaxis, *x),
+                    format_sig(y / p.y_div),
+                    escape(p.y_label)
+                );
+            }
+        }
+        out.push_str("</g>");
+    }
+    for m in &p.marks {
+        let y = m.y / p.y_div;
+        if !inside(y) {
+            continue;
+        }
+        let (px, py) = (f.fx(m.x), f.fy(y));
+        // The label sits above the ring, or below it near the top edge.
+        let ly = if py - 12.0 < TOP + 8.0 {
+            py + 20.0
+        } else {
+            py - 11.0
+        };
+        let _ = write!(
+            out,
+            r#"<g class="mark"><circle cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="{c}" stroke-width="2"/><text x="{px:.1}" y="{ly:.1}" text-anchor="middle" fill="{c}">{}</text></g>"#,
+            escape(&m.label),
+            c = m.color
+        );
+    }
+    for (l, (row, x)) in named.iter().zip(&layout) {
+        let y = H + 2.0 + *row as f64 * LEGEND_ROW;
+        let _ = write!(
+            out,
+            r##"<g class="legend-entry" stroke="{c}" fill="{c}"><line x1="{x:.1}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke-width="2"{}/>{}<text x="{:.1}" y="{:.1}" stroke="none" fill="#333">{}</text></g>"##,
+            x + 24.0,
+            if l.dash == Dash::None {
+                r#" stroke-opacity="0""#
+            } else {
+                l.dash.attribute()
+            },
+            if l.markers {
+                format!(
+                    r#"<circle cx="{:.1}" cy="{y:.1}" r="3" stroke="none"/>"#,
+                    x + 12.0
+                )
+            } else {
+                String::new()
+            },
+            x + 28.0,
+            y + 4.0,
+            escape(&l.name),
+            c = l.color
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,6 +674,9 @@ mod tests {
     #[test]
     fn ticks_and_labels() {
         assert_eq!(nice_ticks(0.0, 10.0, 5), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        // Exact decimals, not accumulated binary steps: 2 is 2.
+        assert_eq!(nice_ticks(1.0, 2.0, 6), [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]);
+        assert_eq!(nice_ticks(0.0, 0.3, 3), [0.0, 0.1, 0.2, 0.3]);
         assert_eq!(size_label(4096.0), "4K");
         assert_eq!(size_label(1536.0 * 1024.0), "1.500M");
         assert_eq!(tick_text(20000.0), "20000");

@@ -1,0 +1,599 @@
+//! Load curves as text: for each CPU count of a curve, a sheet with one row
+//! per load (throughput ± interval, convergence, latency, CPU split, service
+//! demand, S(k)) and one line with the peak, knee, crossover and USL fit;
+//! then the curve's lines across CPU counts. The terminal, Markdown and HTML
+//! renderers draw these, so they always agree. Every figure comes from
+//! `touchstone_analysis::curve_analysis`; a figure the data do not support
+//! is printed as absent with its reason.
+
+use touchstone_analysis::compare::{Ratio, Verdict};
+use touchstone_analysis::compare_curves::{
+    compare_runs, curve_title, CurveComparison, PeakComparison, PeakSide, PointComparison,
+    PointSide,
+};
+use touchstone_analysis::curve::{CurveError, CurveSummary, Scaling};
+use touchstone_analysis::curve_analysis::{CpuCountAnalysis, CurveAnalysis};
+use touchstone_analysis::usl::{Interval, UslError, UslFit};
+use touchstone_results::curve::{Curve, Point};
+use touchstone_results::units::{format_sig, Scale};
+use touchstone_results::{Run, Unit};
+
+use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
+
+/// The short name of an operation in a rate: "trans" for transactions,
+/// "req" for requests, "ops" for anything else.
+pub fn operation_abbrev(operation: &str) -> &'static str {
+    match operation {
+        "transaction" | "transactions" => "trans",
+        "request" | "requests" => "req",
+        _ => "ops",
+    }
+}
+
+/// The label of a throughput in `scale` (a `Unit::OpsPerSec` scale):
+/// "k trans/s", "ops/s", "M req/s".
+pub fn rate_label(operation: &str, scale: &Scale) -> String {
+    let prefix = scale.label.trim_end_matches("/s");
+    let op = operation_abbrev(operation);
+    if prefix.is_empty() {
+        format!("{op}/s")
+    } else {
+        format!("{prefix} {op}/s")
+    }
+}
+
+/// The one throughput scale of a curve (all its points, so that every
+/// table and line of the curve reads in the same unit).
+pub fn throughput_scale(curve: &Curve) -> Scale {
+    let xs: Vec<f64> = curve.points.iter().map(|p| p.throughput).collect();
+    Scale::for_column(Unit::OpsPerSec, &xs)
+}
+
+/// "7.2 %" for a fraction.
+pub fn percent(fraction: f64) -> String {
+    if fraction.is_finite() {
+        format!("{:.1} %", fraction * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+fn interval_text(iv: &Interval) -> String {
+    let end = |v: f64| {
+        if v == f64::INFINITY {
+            "∞".to_string()
+        } else {
+            coefficient(v)
+        }
+    };
+    format!("[{}–{}]", end(iv.low), end(iv.high))
+}
+
+/// The convergence cell: the width reached, flagged when the point did not
+/// converge.
+pub fn convergence_cell(p: &Point) -> String {
+    let width = p.convergence.width.map_or("-".to_string(), percent);
+    if p.convergence.converged {
+        width
+    } else {
+        format!("{width}{WARNING_MARK}")
+    }
+}
+
+/// The trials cell: kept trials, "+1" when a warm-up trial was dropped.
+pub fn trials_cell(p: &Point) -> String {
+    let kept = p.kept_trials().count();
+    let dropped = p.trials.len() - kept;
+    if dropped > 0 {
+        format!("{kept}+{dropped}")
+    } else {
+        kept.to_string()
+    }
+}
+
+/// "88 (12/55/20)": the CPUs' busy share, then its user, system and
+/// softirq parts, percent.
+pub fn cpu_cell(p: &Point) -> String {
+    format!(
+        "{:.0} ({:.0}/{:.0}/{:.0})",
+        p.cpu.busy() * 100.0,
+        p.cpu.user * 100.0,
+        p.cpu.system * 100.0,
+        p.cpu.softirq * 100.0
+    )
+}
+
+/// A mean and its interval's half-width in one scale, the half-width to as
+/// many decimals as the mean shows: "25.00 ± 0.12", "1825 ± 14".
+pub fn mean_pm(scale: &Scale, mean: f64, half: f64) -> String {
+    let m = scale.format(mean);
+    let decimals = match m.split_once('.') {
+        Some((_, frac)) if !m.contains('e') => frac.len(),
+        _ => 0,
+    };
+    let h = half / scale.divisor;
+    if h.is_finite() {
+        format!("{m} ± {h:.decimals$}")
+    } else {
+        format!("{m} ± ∞")
+    }
+}
+
+/// A fitted coefficient: four significant digits; below 10⁻¹² it is a
+/// coefficient held at its bound of 0 up to rounding, and printed as 0.
+fn coefficient(v: f64) -> String {
+    if v.abs() < 1e-12 {
+        "0".into()
+    } else {
+        format_sig(v)
+    }
+}
+
+/// S(k) with its interval, e.g. "1.85 [1.70–2.01]".
+pub fn scaling_text(s: &Scaling) -> String {
+    format!(
+        "{} [{}–{}]",
+        format_sig(s.speedup),
+        format_sig(s.speedup_low),
+        format_sig(s.speedup_high)
+    )
+}
+
+/// The table of one CPU count's points, by load.
+pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> Sheet {
+    let tscale = throughput_scale(curve);
+    let mine: Vec<&Point> = {
+        let mut v: Vec<&Point> = curve.points.iter().filter(|p| p.cpus == k.cpus).collect();
+        v.sort_by_key(|p| p.load);
+        v
+    };
+    let ns_scale = |f: fn(&Point) -> Option<f64>| {
+        let xs: Vec<f64> = mine.iter().filter_map(|p| f(p)).collect();
+        Scale::for_column(Unit::Ns, &xs)
+    };
+    let p50 = ns_scale(|p| Some(p.latency.p50_ns as f64));
+    let p99 = ns_scale(|p| Some(p.latency.p99_ns as f64));
+    let demand = {
+        let xs: Vec<f64> = mine
+            .iter()
+            .flat_map(|p| {
+                let d = p.service_demand;
+                std::iter::once(d.client_ns_per_op).chain(d.server_ns_per_op)
+            })
+            .collect();
+        Scale::for_column(Unit::Ns, &xs)
+    };
+    let has_server = mine
+        .iter()
+        .any(|p| p.service_demand.server_ns_per_op.is_some());
+    // S(k) beside every CPU count but 1, where it is 1 by definition.
+    let scaling = a.scaling.as_ref().filter(|_| k.cpus != 1);
+
+    let mut header: Vec<String> = vec![
+        "load".into(),
+        format!("throughput ({})", rate_label(&curve.operation, &tscale)),
+        "CI width".into(),
+        "trials".into(),
+        format!("p50 ({})", p50.label),
+        format!("p99 ({})", p99.label),
+        "CPU % (usr/sys/si)".into(),
+        if has_server {
+            format!("CPU/op client/server ({})", demand.label)
+        } else {
+            format!("CPU/op ({})", demand.label)
+        },
+    ];
+    if scaling.is_some() {
+        header.push("S(k) [CI]".into());
+    }
+    let rows = mine
+        .iter()
+        .map(|p| {
+            let d = p.service_demand;
+            let mut row = vec![
+                p.load.to_string(),
+                mean_pm(&tscale, p.throughput, p.throughput_half_width),
+                convergence_cell(p),
+                trials_cell(p),
+                p50.format(p.latency.p50_ns as f64),
+                p99.format(p.latency.p99_ns as f64),
+                cpu_cell(p),
+                match (has_server, d.server_ns_per_op) {
+                    (false, _) => demand.format(d.client_ns_per_op),
+                    (true, Some(s)) => {
+                        format!("{}/{}", demand.format(d.client_ns_per_op), demand.format(s))
+                    }
+                    (true, None) => format!("{}/-", demand.format(d.client_ns_per_op)),
+                },
+            ];
+            if let Some(s) = scaling {
+                row.push(s.at(p.load, p.cpus).map_or("-".into(), scaling_text));
+            }
+            row
+        })
+        .collect();
+    let numeric = header.iter().map(|_| true).collect();
+    Sheet {
+        title: cpu_count_title(curve, k.cpus),
+        group: "curves".into(),
+        header,
+        numeric,
+        key_columns: 1,
+        rows,
+    }
+}
+
+/// "tcp_rr size:4 · 2 CPUs (0,1)".
+pub fn cpu_count_title(curve: &Curve, cpus: u32) -> String {
+    let ids = curve
+        .points
+        .iter()
+        .find(|p| p.cpus == cpus && !p.cpu_ids.is_empty())
+        .map(|p| {
+            let ids: Vec<String> = p.cpu_ids.iter().map(u32::to_string).collect();
+            format!(" ({})", ids.join(","))
+        })
+        .unwrap_or_default();
+    format!(
+        "{} · {cpus} CPU{}{ids}",
+        curve_title(&curve.workload, &curve.params),
+        if cpus == 1 { "" } else { "s" }
+    )
+}
+
+/// The peak, knee and crossover in words, in the curve's throughput unit.
+pub fn summary_text(curve: &Curve, s: &Result<CurveSummary, CurveError>) -> String {
+    let scale = throughput_scale(curve);
+    let unit = rate_label(&curve.operation, &scale);
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => return format!("peak, knee, crossover: not computed — {e}"),
+    };
+    let p = &s.peak;
+    let plateau = if p.is_plateau() {
+        let loads: Vec<u32> = p.plateau.iter().map(|&i| curve.points[i].load).collect();
+        format!(
+            " (highest mean at {}; plateau {}–{})",
+            p.load_at_max,
+            loads.first().copied().unwrap_or_default(),
+            loads.last().copied().unwrap_or_default()
+        )
+    } else {
+        String::new()
+    };
+    let peak = format!(
+        "peak {} {unit} at load {}{plateau}",
+        mean_pm(&scale, p.throughput, p.ci_high - p.throughput),
+        p.load
+    );
+    let knee = match &s.knee {
+        Ok(k) => format!(
+            "knee at load {} ({} {unit})",
+            k.load,
+            scale.format(k.throughput)
+        ),
+        Err(no) => format!("knee: not detected — {}", no.reason()),
+    };
+    let crossover = match &s.crossover {
+        Some(c) => format!(
+            "crossover at load {} ({} {unit})",
+            c.load,
+            scale.format(c.throughput)
+        ),
+        None => "crossover: none".into(),
+    };
+    format!("{peak}; {knee}; {crossover}")
+}
+
+/// The USL fit in words: σ, κ, N* with their intervals, or why not.
+/// `over` names the axis ("load", "CPUs").
+pub fn usl_text(fit: &Result<UslFit, UslError>, over: &str) -> String {
+    let fit = match fit {
+        Ok(f) => f,
+        Err(e) => return format!("USL over {over}: not fitted — {e}"),
+    };
+    let p = &fit.params;
+    let iv = fit.intervals.as_ref();
+    let with = |v: f64, i: Option<&Interval>| match i {
+        Some(i) => format!("{} {}", coefficient(v), interval_text(i)),
+        None => coefficient(v),
+    };
+    let n_star = match fit.peak_load {
+        Some(n) => format!("N* {}", with(n, iv.map(|i| &i.peak_load))),
+        None if p.sigma < 1.0 => "N* none (κ = 0: no peak predicted)".into(),
+        None => "N* none (σ ≥ 1: throughput never rises)".into(),
+    };
+    let r2 = fit
+        .r_squared
+        .map_or(String::new(), |r| format!(", R² {r:.4}"));
+    let level = match iv {
+        Some(i) => format!(", {:.0} % bootstrap intervals", i.level * 100.0),
+        None => format!(
+            ", no intervals ({} point(s) leave no residual to resample)",
+            fit.points
+        ),
+    };
+    format!(
+        "USL over {over}: σ {}, κ {}, {n_star}{r2}{level}",
+        with(p.sigma, iv.map(|i| &i.sigma)),
+        with(p.kappa, iv.map(|i| &i.kappa)),
+    )
+}
+
+/// One CPU count's table and its line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuCountBlock {
+    pub sheet: Sheet,
+    /// Peak, knee, crossover and the USL over load, on one line.
+    pub line: String,
+}
+
+/// A whole curve as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveText {
+    pub title: String,
+    pub blocks: Vec<CpuCountBlock>,
+    /// Scalability across CPU counts, the USL over CPUs, points left out,
+    /// CPU counts not measured, the convergence flag's meaning.
+    pub notes: Vec<String>,
+}
+
+/// The text of `curve` given its analysis.
+pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
+    let blocks = a
+        .by_cpus
+        .iter()
+        .map(|k| CpuCountBlock {
+            sheet: points_sheet(curve, a, k),
+            line: format!(
+                "{}; {}",
+                summary_text(curve, &k.summary),
+                usl_text(&k.usl, "load")
+            ),
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if let Some(s) = &a.scaling {
+        notes.push(match &s.at_peak {
+            Ok(v) => format!(
+                "scalability of the peaks: {}",
+                v.iter()
+                    .filter(|x| x.cpus != 1)
+                    .map(|x| format!(
+                        "S({}) {}, efficiency {}",
+                        x.cpus,
+                        scaling_text(x),
+                        format_sig(x.efficiency)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Err(e) => format!("scalability: not computed — {e}"),
+        });
+        notes.push(usl_text(&s.usl, "CPUs (peaks)"));
+    }
+    for k in &a.by_cpus {
+        for x in &k.excluded {
+            notes.push(format!(
+                "left out of the analysis: load {} at {} CPU(s) — {}",
+                x.load, k.cpus, x.reason
+            ));
+        }
+    }
+    if !curve.unmeasured_cpus.is_empty() {
+        let list: Vec<String> = curve.unmeasured_cpus.iter().map(u32::to_string).collect();
+        notes.push(format!(
+            "not measured: {} CPU(s) — asked for, but this machine has fewer",
+            list.join(", ")
+        ));
+    }
+    if let Some(p) = curve.points.iter().find(|p| !p.convergence.converged) {
+        let r = &p.convergence.rule;
+        notes.push(format!(
+            "{} = did not converge: the {:.0} % interval stayed wider than {} of the mean after {} trials; its throughput is less certain than the others'",
+            WARNING_MARK.trim(),
+            r.confidence * 100.0,
+            percent(r.width),
+            r.max_trials
+        ));
+    }
+    CurveText {
+        title: format!(
+            "{} — {}s per second against load",
+            curve_title(&curve.workload, &curve.params),
+            curve.operation
+        ),
+        blocks,
+        notes,
+    }
+}
+
+/// The verdict's mark in a comparison cell.
+fn verdict_cell(v: Verdict) -> String {
+    v.mark().to_string()
+}
+
+fn ratio_cell(r: Option<&Ratio>) -> String {
+    r.map_or("-".into(), ratio_text)
+}
+
+/// Every curve title of `base` and the other runs, in order of appearance.
+fn titles(per_other: &[Vec<CurveComparison>]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for c in per_other.iter().flatten() {
+        if !out.iter().any(|t| t.0 == c.title()) {
+            out.push((c.title(), c.operation.clone()));
+        }
+    }
+    out
+}
+
+/// A peak in words: "105.0 at 8" (its mean throughput and load; the
+/// ratio beside it carries the interval), or why there is none.
+fn peak_cell(scale: &Scale, side: Option<&PeakSide>) -> String {
+    match side.map(|s| &s.peak) {
+        None => "-".into(),
+        Some(Ok((load, t))) => format!("{} at {load}", scale.format(t.mean)),
+        Some(Err(e)) => format!("none ({e})"),
+    }
+}
+
+fn knee_cell(side: Option<&PeakSide>) -> String {
+    match side.map(|s| &s.knee) {
+        None => "-".into(),
+        Some(Ok(load)) => load.to_string(),
+        Some(Err(reason)) => format!("not detected ({reason})"),
+    }
+}
+
+fn point_at(c: Option<&CurveComparison>, cpus: u32, load: u32) -> Option<&PointComparison> {
+    c?.points.iter().find(|p| p.cpus == cpus && p.load == load)
+}
+
+fn peak_at(c: Option<&CurveComparison>, cpus: u32) -> Option<&PeakComparison> {
+    c?.peaks.iter().find(|p| p.cpus == cpus)
+}
+
+/// The load curves of `base` and `others` compared: per curve, one sheet
+/// point by point (throughput with its ratio, interval and verdict, p99
+/// ratio) and one of peaks and knees by CPU count. Empty when no run has a
+/// curve.
+pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
+    let per_other: Vec<Vec<CurveComparison>> =
+        others.iter().map(|o| compare_runs(base, o)).collect();
+    let mut sheets = Vec::new();
+    for (title, operation) in titles(&per_other) {
+        let comps: Vec<Option<&CurveComparison>> = per_other
+            .iter()
+            .map(|v| v.iter().find(|c| c.title() == title))
+            .collect();
+        let present = || comps.iter().flatten();
+        let means: Vec<f64> = present()
+            .flat_map(|c| &c.points)
+            .flat_map(|p| [p.base, p.other])
+            .flatten()
+            .map(|s| s.throughput.mean)
+            .collect();
+        let scale = Scale::for_column(Unit::OpsPerSec, &means);
+        let unit = rate_label(&operation, &scale);
+        let mut keys: Vec<(u32, u32)> = present()
+            .flat_map(|c| c.points.iter().map(|p| (p.cpus, p.load)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+
+        // Point by point.
+        let mut header = vec![
+            "CPUs".to_string(),
+            "load".to_string(),
+            format!("base: {} ({unit})", run_heading(base)),
+        ];
+        let mut numeric = vec![true, true, true];
+        for o in others {
+            header.extend([
+                format!("{} ({unit})", run_heading(o)),
+                "ratio [CI]".into(),
+                String::new(),
+                "p99 ratio".into(),
+            ]);
+            numeric.extend([true, true, false, true]);
+        }
+        let side_text = |s: Option<&PointSide>| {
+            s.map_or("-".to_string(), |s| {
+                let mut text = scale.format(s.throughput.mean);
+                if !s.converged {
+                    text.push_str(WARNING_MARK);
+                }
+                text
+            })
+        };
+        let rows = keys
+            .iter()
+            .map(|&(cpus, load)| {
+                let base_side = comps
+                    .iter()
+                    .filter_map(|c| point_at(*c, cpus, load))
+                    .find_map(|p| p.base);
+                let mut row = vec![
+                    cpus.to_string(),
+                    load.to_string(),
+                    side_text(base_side.as_ref()),
+                ];
+                for c in &comps {
+                    match point_at(*c, cpus, load) {
+                        Some(p) => row.extend([
+                            side_text(p.other.as_ref()),
+                            ratio_cell(p.ratio.as_ref()),
+                            verdict_cell(p.verdict),
+                            p.p99_ratio.map_or("-".into(), format_sig),
+                        ]),
+                        None => row.extend(["-".into(), "-".into(), "missing".into(), "-".into()]),
+                    }
+                }
+                row
+            })
+            .collect();
+        sheets.push(Sheet {
+            title: format!("Load curve {title}: throughput point by point"),
+            group: "curves".into(),
+            header,
+            numeric,
+            key_columns: 3,
+            rows,
+        });
+
+        // Peaks and knees.
+        let mut cpus: Vec<u32> = keys.iter().map(|k| k.0).collect();
+        cpus.dedup();
+        let mut header = vec![
+            "CPUs".to_string(),
+            format!("base: {} peak ({unit})", run_heading(base)),
+            "knee (load)".to_string(),
+        ];
+        let mut numeric = vec![true, true, false];
+        for o in others {
+            header.extend([
+                format!("{} peak ({unit})", run_heading(o)),
+                "ratio [CI]".into(),
+                String::new(),
+                "knee (load)".into(),
+            ]);
+            numeric.extend([true, true, false, false]);
+        }
+        let rows = cpus
+            .iter()
+            .map(|&k| {
+                let base_side = comps
+                    .iter()
+                    .filter_map(|c| peak_at(*c, k))
+                    .find_map(|p| p.base.as_ref());
+                let mut row = vec![
+                    k.to_string(),
+                    peak_cell(&scale, base_side),
+                    knee_cell(base_side),
+                ];
+                for c in &comps {
+                    match peak_at(*c, k) {
+                        Some(p) => row.extend([
+                            peak_cell(&scale, p.other.as_ref()),
+                            ratio_cell(p.ratio.as_ref()),
+                            verdict_cell(p.verdict),
+                            knee_cell(p.other.as_ref()),
+                        ]),
+                        None => row.extend(["-".into(), "-".into(), "missing".into(), "-".into()]),
+                    }
+                }
+                row
+            })
+            .collect();
+        sheets.push(Sheet {
+            title: format!("Load curve {title}: peaks and knees"),
+            group: "curves".into(),
+            header,
+            numeric,
+            key_columns: 3,
+            rows,
+        });
+    }
+    sheets
+}

@@ -1,0 +1,164 @@
+//! Synthetic load curves for the report tests: deterministic figures with
+//! every feature a report shows (several CPU counts, a dropped warm-up
+//! trial, a point that did not converge, both sides' service demand).
+
+use touchstone_results::convergence::{mean_interval, Rule};
+use touchstone_results::curve::{
+    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+};
+
+/// A point at (`load`, `cpus`) whose kept trials are `throughput` ×
+/// (1 − s, 1, 1 + s), with latency around `latency_ns` (p99 about 3×).
+pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64) -> Point {
+    let cpu = CpuSplit {
+        user: 0.12,
+        system: 0.55,
+        irq: 0.01,
+        softirq: 0.2,
+        steal: 0.0,
+        idle: 0.12,
+    };
+    let demand = ServiceDemand {
+        client_ns_per_op: 4_100.0,
+        server_ns_per_op: Some(3_050.0),
+    };
+    let trial = |f: f64| Trial {
+        throughput: throughput * f,
+        ops: (throughput * f * 3.0) as u64,
+        window_ns: 3_000_000_000,
+        dropped: false,
+        cpu,
+        service_demand: demand,
+    };
+    let trials = vec![trial(1.0 - spread), trial(1.0), trial(1.0 + spread)];
+    let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
+    let rule = Rule::default();
+    let (_, half) = mean_interval(&xs, rule.confidence);
+    let mut h = latency_histogram();
+    for i in 0..1000u64 {
+        // 98 % near the typical latency, a tail of 2 % at three times it.
+        let v = if i % 50 == 0 {
+            3 * latency_ns
+        } else {
+            latency_ns + i % 7
+        };
+        h.record(v).unwrap();
+    }
+    Point {
+        load,
+        cpus,
+        cpu_ids: (0..cpus).collect(),
+        trials,
+        throughput,
+        throughput_half_width: half,
+        convergence: Convergence {
+            rule,
+            width: Some(2.0 * half / throughput),
+            converged: 2.0 * half / throughput <= rule.width,
+        },
+        latency: Latency::of(&h),
+        by_type: vec![],
+        cpu,
+        service_demand: demand,
+    }
+}
+
+/// A tcp_rr-like curve: at 1 CPU, loads 1–4, saturating near 60 k/s; at 2
+/// CPUs, loads 1–16, rising to about 105 k/s at 8 and falling at 16. The
+/// 2-CPU point at load 4 did not converge; its load-1 point dropped a
+/// warm-up trial.
+pub fn tcp_rr() -> Curve {
+    let mut points = vec![
+        point(1, 1, 25_000.0, 0.002, 40_000),
+        point(2, 1, 45_000.0, 0.004, 44_000),
+        point(4, 1, 60_000.0, 0.005, 66_000),
+    ];
+    for (load, x, spread) in [
+        (1, 26_000.0, 0.002),
+        (2, 50_000.0, 0.003),
+        (4, 88_000.0, 0.04),
+        (8, 105_000.0, 0.006),
+        (16, 96_000.0, 0.006),
+    ] {
+        points.push(point(load, 2, x, spread, 38_000 * u64::from(load)));
+    }
+    let first = &mut points[3];
+    let mut warm = first.trials[0].clone();
+    warm.throughput *= 0.8;
+    warm.dropped = true;
+    first.trials.insert(0, warm);
+    Curve {
+        workload: "tcp_rr".into(),
+        params: [("size".to_string(), "4".to_string())].into(),
+        operation: "transaction".into(),
+        points,
+        unmeasured_cpus: vec![4],
+    }
+}
+
+/// Compare `text` with the stored snapshot `name` (in src/snapshots); with
+/// `TOUCHSTONE_UPDATE_SNAPSHOTS=1`, store it instead (then review the diff).
+pub fn snapshot(name: &str, text: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/snapshots")
+        .join(name);
+    if std::env::var_os("TOUCHSTONE_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (TOUCHSTONE_UPDATE_SNAPSHOTS=1 writes it)",
+            path.display()
+        )
+    });
+    assert!(
+        want == text,
+        "{name} differs from the snapshot; got:\n{text}\n(TOUCHSTONE_UPDATE_SNAPSHOTS=1 stores it)"
+    );
+}
+
+/// A run on host `host` holding `curves` and no measurements.
+pub fn run(id: &str, host: &str, curves: Vec<Curve>) -> touchstone_results::Run {
+    use chrono::{TimeZone, Utc};
+    use touchstone_results::host::Host;
+    use touchstone_results::{ClockInfo, RunOptions, RunStatus, Tool};
+    touchstone_results::Run {
+        id: id.into(),
+        label: None,
+        host: Host {
+            hostname: host.into(),
+            ..Default::default()
+        },
+        tool: Tool {
+            name: "touchstone".into(),
+            version: "test".into(),
+            profile: "release".into(),
+            rustc: None,
+        },
+        clock: ClockInfo {
+            source: "test".into(),
+            resolution_ns: 1.0,
+            declared_resolution_ns: 1.0,
+            read_cost_ns: 20.0,
+            min_interval_ns: 1000,
+        },
+        options: RunOptions {
+            selection: vec![],
+            repetitions: 11,
+            parallel: vec![1],
+            quick: false,
+            target_interval_ns: 1000,
+            parallel_interval_ns: 1000,
+            warmup_ns: 0,
+        },
+        started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
+        ended_at: None,
+        status: RunStatus::Complete,
+        reason: None,
+        warnings: vec![],
+        measurements: vec![],
+        curves,
+    }
+}
