@@ -326,8 +326,10 @@ fn a_quick_tcp_rr_sweep_is_stored_as_a_curve_and_leaves_no_process() {
     for p in points {
         check_point(p, p["load"].as_u64().unwrap(), 4);
     }
-    let shown = s.run(&["show", "last"]);
-    assert!(String::from_utf8_lossy(&shown.stdout).contains("load 2 on 1 CPU:"));
+    // Printed as the report's curve tables, one per CPU count.
+    let shown = String::from_utf8_lossy(&s.run(&["show", "last"]).stdout).into_owned();
+    assert!(shown.contains("size:4 · 1 CPU (0)"), "{shown}");
+    assert!(shown.contains("not measured: 64 CPU(s)"), "{shown}");
     let rows: Value = serde_json::from_slice(&s.run(&["runs", "--json"]).stdout).unwrap();
     assert_eq!(rows[0]["curves"], 1);
 }

@@ -1,9 +1,8 @@
-//! Plain lines for load curves: one per point, for the progress of a sweep
-//! and, until the report crate's curve tables exist
-//! (`touchstone_report::terminal::curves`, another branch), for the printed
-//! run. Replace `curves` below by that function when it lands.
+//! The progress line of one measured point of a load curve, printed on
+//! stderr as a sweep goes (the finished run's curves are printed as tables
+//! by `touchstone_report::terminal::curves`).
 
-use touchstone_results::curve::{Curve, Point};
+use touchstone_results::curve::Point;
 use touchstone_results::units::{format_sig, format_value};
 use touchstone_results::Unit;
 
@@ -56,43 +55,4 @@ fn percent(f: f64) -> String {
     } else {
         "-".into()
     }
-}
-
-/// The name a curve is shown under: its workload and parameters.
-pub fn curve_name(c: &Curve) -> String {
-    let mut name = c.workload.clone();
-    for (k, v) in &c.params {
-        name.push_str(&format!("/{k}:{v}"));
-    }
-    name
-}
-
-/// Every curve of a run: a title line, then one line per point (a
-/// placeholder for the report crate's curve tables).
-pub fn curves(cs: &[Curve]) -> String {
-    let mut out = String::new();
-    for c in cs {
-        out.push_str(&format!(
-            "{} ({}s per second)\n",
-            curve_name(c),
-            c.operation
-        ));
-        if !c.unmeasured_cpus.is_empty() {
-            out.push_str(&format!(
-                "  not measured: {} CPUs (more than this machine has)\n",
-                c.unmeasured_cpus
-                    .iter()
-                    .map(|k| k.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if c.points.is_empty() {
-            out.push_str("  no point measured\n");
-        }
-        for p in &c.points {
-            out.push_str(&format!("  {}\n", point_line(&c.operation, p)));
-        }
-    }
-    out
 }

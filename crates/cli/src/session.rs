@@ -379,7 +379,7 @@ impl Session {
                 "{}\n{}{}{}",
                 terminal::run_header(run),
                 terminal::measurements(&run.measurements),
-                curve_lines::curves(&run.curves),
+                terminal::curves(&run.curves),
                 notes(run)
             );
             if let (Some(s), Ok(())) = (&self.store, &closed) {

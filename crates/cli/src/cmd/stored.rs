@@ -33,7 +33,7 @@ pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
             "{}\n{}{}",
             terminal::run_header(&run),
             terminal::measurements(&run.measurements),
-            crate::curve_lines::curves(&run.curves)
+            terminal::curves(&run.curves)
         );
     }
     Ok(())
