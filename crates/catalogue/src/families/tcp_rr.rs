@@ -15,6 +15,9 @@
 //!   threads — server thread i on c(2i mod k), client i on c((2i+1) mod k);
 //! - `free` (default, as netperf's N processes): the scheduler decides.
 //!
+//! Run as a sweep: `touchstone run tcp_rr/load:1,2,4 --cpus 1,2` (the
+//! load ladder is the spec's, the CPU counts `--cpus`; see `FAMILY`).
+//!
 //! Timed (by the engine, per transaction): the client's write of the
 //! request and its blocking read of the whole response; the server's
 //! read, write and epoll calls lie inside that. Hot paths are raw libc
