@@ -9,3 +9,4 @@ mod mem;
 mod proc;
 mod session;
 mod store;
+mod workload;

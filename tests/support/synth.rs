@@ -74,6 +74,7 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
             target_interval_ns: 5_000_000,
             parallel_interval_ns: 20_000_000,
             warmup_ns: 0,
+            workload: None,
         },
         started_at: t,
         ended_at: Some(t + Duration::seconds(60)),

@@ -499,6 +499,7 @@ mod tests {
                 target_interval_ns: 1,
                 parallel_interval_ns: 1,
                 warmup_ns: 0,
+                workload: None,
             },
             started_at: Utc.timestamp_opt(second, 0).unwrap(),
             ended_at: None,

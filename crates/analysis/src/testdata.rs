@@ -39,6 +39,7 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
             target_interval_ns: 1000,
             parallel_interval_ns: 1000,
             warmup_ns: 0,
+            workload: None,
         },
         started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
         ended_at: None,

@@ -2,10 +2,11 @@
 //! a family derives from its measurements are made into measurements.
 
 use chrono::Utc;
+use touchstone_harness::workload::Workload;
 use touchstone_harness::{Benchmark, Shape};
 use touchstone_results::{Measurement, Statistic, Summary, Unit, Warning};
 
-use crate::params::{Param, Point};
+use crate::params::{Kind, Param, Point};
 
 /// Whether `--parallel N` makes sense for a family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +44,44 @@ impl Built {
     }
 }
 
+/// How a workload family builds its `Workload` from a point of its parameters.
+pub type BuildWorkload = fn(&Point, Mode) -> Result<Box<dyn Workload>, String>;
+
+/// How a family's cases are built.
+pub(crate) enum Build {
+    /// A micro-benchmark case the harness times.
+    Case(fn(&Point, Mode) -> Result<Built, String>),
+    /// A system workload, swept into a load curve (DESIGN.md "Workloads").
+    Workload {
+        /// What one operation is ("transaction"): the unit of its throughput.
+        operation: &'static str,
+        build: BuildWorkload,
+    },
+}
+
+/// The load ladder of a workload spec (`tcp_rr/load:1,2,4`): the numbers
+/// of concurrent clients measured, one point each. Not one of a family's
+/// own parameters: the loads of a spec make one case, swept as a curve,
+/// not one case each. Unnamed, the ladder doubles up to 4 × the usable CPUs,
+/// bounded by the workload. Load 0 is refused when the sweep is planned,
+/// with the other bounds the workload and the machine set.
+pub const LOAD: Param = Param {
+    name: "load",
+    help: "concurrent clients, one point of the curve each (default 1, 2, 4, … up to 4 × the usable CPUs)",
+    kind: Kind::Int {
+        min: 0,
+        max: u32::MAX as u64,
+    },
+    default: &[],
+    quick: &[],
+    positional: false,
+};
+
 /// A benchmark family: its name (lmbench's where one exists), report group,
 /// one-line description, parameters with bounds, and how to build a case.
-/// Each family file ends with one, made by `Family::new` and stating only
-/// what differs from what most families share:
+/// Each family file ends with one, made by `Family::new` (a micro-benchmark)
+/// or `Family::workload` (a system workload) and stating only what differs
+/// from what most families share:
 ///
 /// ```ignore
 /// pub const FAMILY: Family = Family {
@@ -65,8 +100,8 @@ pub struct Family {
     /// Why the family cannot run on this machine, if it cannot.
     pub unsupported: fn() -> Option<String>,
     /// Build one case from a point of the parameter space; reached only
-    /// through `make`.
-    pub(crate) build: fn(&Point, Mode) -> Result<Built, String>,
+    /// through `make` (or `make_workload`).
+    pub(crate) build: Build,
     /// Figures derived from all of this family's measurements in a run
     /// (cache levels from a latency curve, line size from strides), computed
     /// after the last of them; each derived figure is a measurement itself.
@@ -90,8 +125,68 @@ impl Family {
             parallel: Parallel::Allowed,
             default_suite: true,
             unsupported: always_supported,
-            build,
+            build: Build::Case(build),
             derive: None,
+        }
+    }
+
+    /// A system workload: measured as a load curve (`Workload`, swept over
+    /// the spec's `load` ladder and `--cpus`), not timed as a case. Its
+    /// clients are its parallelism, so `--parallel` is refused; it is not
+    /// in the default suite (a sweep takes tens of seconds); `operation`
+    /// names what one operation is ("transaction").
+    ///
+    /// ```ignore
+    /// pub const FAMILY: Family = Family {
+    ///     params: PARAMS,
+    ///     ..Family::workload("tcp_rr", "workload", SUMMARY, "transaction", build)
+    /// };
+    /// ```
+    pub const fn workload(
+        name: &'static str,
+        group: &'static str,
+        summary: &'static str,
+        operation: &'static str,
+        build: BuildWorkload,
+    ) -> Family {
+        Family {
+            name,
+            group,
+            summary,
+            params: &[],
+            parallel: Parallel::No(
+                "a workload runs its own clients: give its load (e.g. load:1,2,4), not --parallel",
+            ),
+            default_suite: false,
+            unsupported: always_supported,
+            build: Build::Workload { operation, build },
+            derive: None,
+        }
+    }
+
+    /// Whether this family is a system workload (measured as a load curve).
+    pub fn is_workload(&self) -> bool {
+        matches!(self.build, Build::Workload { .. })
+    }
+
+    /// What one operation of a workload is ("transaction"); None for a
+    /// micro-benchmark.
+    pub fn operation(&self) -> Option<&'static str> {
+        match self.build {
+            Build::Workload { operation, .. } => Some(operation),
+            Build::Case(_) => None,
+        }
+    }
+
+    /// Build a workload family's `Workload` from a point of its parameters,
+    /// for a sweep (`touchstone_harness::workload::sweep`).
+    pub fn make_workload(&self, p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+        match self.build {
+            Build::Workload { build, .. } => build(p, mode),
+            Build::Case(_) => Err(format!(
+                "{} is a micro-benchmark, not a workload",
+                self.name
+            )),
         }
     }
 
@@ -106,7 +201,13 @@ impl Family {
     /// let _ = (f.build)(&p, touchstone_catalogue::Mode::default());
     /// ```
     pub fn make(&self, p: &Point, mode: Mode) -> Result<Built, String> {
-        let mut built = (self.build)(p, mode)?;
+        let Build::Case(build) = self.build else {
+            return Err(format!(
+                "{} is a workload: it is swept into a load curve (make_workload), not timed as a case",
+                self.name
+            ));
+        };
+        let mut built = build(p, mode)?;
         if let Some(place) = crate::support::placement::Placement::asked(p) {
             built.shape = place.settle(built.shape);
         }

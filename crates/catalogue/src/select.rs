@@ -5,8 +5,13 @@
 //! (named parameters, comma lists). A group name (`proc`), `default` or `all`
 //! selects whole families with their default values. Unnamed parameters take
 //! their defaults; the cases are the cartesian product.
+//!
+//! A workload's spec may also give its load ladder, `tcp_rr/load:1,2,4`:
+//! the loads of one case are the points of its curve, not cases of their
+//! own, so they are kept with the case (`Selected::loads`) and its name
+//! does not include them.
 
-use crate::family::{Family, Mode, Parallel};
+use crate::family::{Family, Mode, Parallel, LOAD};
 use crate::params::{suggest, Point, Value};
 use crate::FAMILIES;
 use touchstone_results::groups::GROUPS;
@@ -39,6 +44,9 @@ pub struct Selected {
     pub point: Point,
     /// The stable measurement name, e.g. "lat_ctx/procs:8/size:16k".
     pub name: String,
+    /// A workload's load ladder as the spec gave it (`load:1,2,4`); None:
+    /// the default ladder (and always for a micro-benchmark).
+    pub loads: Option<Vec<u32>>,
 }
 
 impl std::fmt::Debug for Family {
@@ -94,7 +102,7 @@ pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, 
                     out.skipped.push((f.name.to_string(), reason));
                     continue;
                 }
-                push_unique(&mut out.cases, expand(f, "", mode)?);
+                push_unique(&mut out.cases, expand(f, "", mode)?)?;
             }
             continue;
         }
@@ -120,7 +128,7 @@ pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, 
                 reason: reason.into(),
             });
         }
-        push_unique(&mut out.cases, expand(family, rest, mode)?);
+        push_unique(&mut out.cases, expand(family, rest, mode)?)?;
     }
     Ok(out)
 }
@@ -135,12 +143,36 @@ fn refusal(f: &Family, parallel: u32) -> Option<String> {
     }
 }
 
-fn push_unique(into: &mut Vec<Selected>, cases: Vec<Selected>) {
+/// Add the cases not already there. A workload case named again with
+/// more loads gets them added to its ladder.
+fn push_unique(into: &mut Vec<Selected>, cases: Vec<Selected>) -> Result<(), SelectError> {
     for c in cases {
-        if !into.iter().any(|x| x.name == c.name) {
+        let Some(there) = into.iter_mut().find(|x| x.name == c.name) else {
             into.push(c);
+            continue;
+        };
+        match (&mut there.loads, c.loads) {
+            (Some(have), Some(more)) => {
+                for l in more {
+                    if !have.contains(&l) {
+                        have.push(l);
+                    }
+                }
+            }
+            (have, more) if *have == more => {}
+            _ => {
+                return Err(SelectError::BadValue {
+                    family: c.family.name.into(),
+                    message: format!(
+                        "{} is named twice, once with the default load ladder and once with \
+                         load:…; name it once",
+                        c.name
+                    ),
+                })
+            }
         }
     }
+    Ok(())
 }
 
 /// Expand one family's spec tail ("procs:2,8/size:16k") into cases.
@@ -154,7 +186,29 @@ pub fn expand(
         message,
     };
     let mut given: Vec<Option<Vec<Value>>> = vec![None; family.params.len()];
+    let mut loads: Option<Vec<u32>> = None;
+    // The names a segment may give: the family's parameters, and a
+    // workload's load ladder.
+    let known = || {
+        family
+            .params
+            .iter()
+            .map(|p| p.name)
+            .chain(family.is_workload().then_some(LOAD.name))
+    };
     for seg in tail.split('/').filter(|s| !s.is_empty()) {
+        if let (Some((LOAD_NAME, values)), true) = (seg.split_once(':'), family.is_workload()) {
+            if loads.is_some() {
+                return Err(bad(format!("{LOAD_NAME} is given twice")));
+            }
+            let parsed = values
+                .split(',')
+                .map(|v| LOAD.parse(v).map(|v| v.num as u32))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(bad)?;
+            loads = Some(parsed);
+            continue;
+        }
         let (idx, values) = match seg.split_once(':') {
             Some((key, values)) => {
                 let idx = family
@@ -162,19 +216,14 @@ pub fn expand(
                     .iter()
                     .position(|p| p.name == key)
                     .ok_or_else(|| {
-                        let hint = suggest(key, family.params.iter().map(|p| p.name))
+                        let hint = suggest(key, known())
                             .map(|s| format!(" (did you mean '{s}'?)"))
                             .unwrap_or_default();
                         SelectError::UnknownParam {
                             family: family.name.into(),
                             param: key.into(),
                             hint,
-                            known: family
-                                .params
-                                .iter()
-                                .map(|p| p.name)
-                                .collect::<Vec<_>>()
-                                .join(", "),
+                            known: known().collect::<Vec<_>>().join(", "),
                         }
                     })?;
                 (idx, values)
@@ -239,10 +288,13 @@ pub fn expand(
                 family,
                 name: case_name(family, &point),
                 point,
+                loads: loads.clone(),
             }
         })
         .collect())
 }
+
+const LOAD_NAME: &str = LOAD.name;
 
 /// "lat_ctx/procs:8/size:16k": positional values bare, others key:value.
 pub fn case_name(family: &Family, point: &Point) -> String {
@@ -313,6 +365,12 @@ mod tests {
         for f in FAMILIES {
             for quick in [false, true] {
                 for c in expand(f, "", Mode { quick }).unwrap() {
+                    if f.is_workload() {
+                        f.make_workload(&c.point, Mode { quick })
+                            .map(|_| ())
+                            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+                        continue;
+                    }
                     f.make(&c.point, Mode { quick })
                         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
                     if !quick {
@@ -327,5 +385,50 @@ mod tests {
                 f.group
             );
         }
+    }
+
+    #[test]
+    fn a_workloads_loads_are_its_ladder_not_cases() {
+        let s = sel(&["tcp_rr/load:1,2,4/size:16"]).unwrap();
+        assert_eq!(s.cases.len(), 1);
+        let c = &s.cases[0];
+        assert_eq!(c.name, "tcp_rr/size:16/server:epoll/cpus:free");
+        assert_eq!(c.loads, Some(vec![1, 2, 4]));
+        // Unnamed: the default ladder; named again: more loads.
+        assert_eq!(sel(&["tcp_rr"]).unwrap().cases[0].loads, None);
+        let twice = sel(&["tcp_rr/load:1,2", "tcp_rr/load:2,8"]).unwrap();
+        assert_eq!(twice.cases[0].loads, Some(vec![1, 2, 8]));
+        assert!(sel(&["tcp_rr", "tcp_rr/load:2"]).is_err());
+        // Load 0 parses here; the sweep's plan refuses it with its reason.
+        assert_eq!(
+            sel(&["tcp_rr/load:0"]).unwrap().cases[0].loads,
+            Some(vec![0])
+        );
+        assert!(matches!(
+            sel(&["tcp_rr/load:two"]),
+            Err(SelectError::BadValue { .. })
+        ));
+        match sel(&["tcp_rr/lod:4"]) {
+            Err(SelectError::UnknownParam { hint, known, .. }) => {
+                assert!(hint.contains("'load'"), "{hint}");
+                assert!(known.contains("load") && known.contains("size"), "{known}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A micro-benchmark has no load ladder.
+        assert!(matches!(
+            sel(&["lat_syscall/load:2"]),
+            Err(SelectError::UnknownParam { .. })
+        ));
+        // Workloads are not in the default suite, and refuse --parallel.
+        assert!(sel(&[])
+            .unwrap()
+            .cases
+            .iter()
+            .all(|c| !c.family.is_workload()));
+        assert!(matches!(
+            select(&["tcp_rr".to_string()], Mode::default(), 2),
+            Err(SelectError::NotParallel { .. })
+        ));
     }
 }

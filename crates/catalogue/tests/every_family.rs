@@ -3,8 +3,10 @@
 //! a tiny plan and gives a positive, finite figure in the unit and with the
 //! statistic it declares, under its own name; where `--parallel` is
 //! allowed, a case runs under three processes; where it is not, asking is
-//! refused with the family's reason. Families keep only the tests of their
-//! own correctness.
+//! refused with the family's reason. A workload (measured as a load curve,
+//! not as cases) owes instead: every quick case builds its `Workload`, whose
+//! quick sweep plans without error, and `--parallel` is refused. Families
+//! keep only the tests of their own correctness.
 
 use touchstone_catalogue::testing::{measure_spec, sane, tiny_plan};
 use touchstone_catalogue::{select, Family, Mode, Parallel, FAMILIES};
@@ -89,6 +91,9 @@ fn measure(f: &Family, spec: &str, processes: u32) -> Result<Vec<Measurement>, S
 /// in the unit and with the statistic its case declares, sane; and what
 /// the family derives from them is finite and its own.
 fn one_process(f: &'static Family) -> Result<(), String> {
+    if f.is_workload() {
+        return workload(f);
+    }
     let spec = spec(f);
     let cases = select(&[spec.to_string()], QUICK, 1)
         .map_err(|e| format!("{}: {e}", f.name))?
@@ -136,6 +141,25 @@ fn one_process(f: &'static Family) -> Result<(), String> {
                 d.group,
                 d.value()
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A workload: each quick case builds, names its operation, plans its quick
+/// sweep on this machine, and cannot be built as a case.
+fn workload(f: &'static Family) -> Result<(), String> {
+    use touchstone_harness::workload::{cpu::usable_cpus, validate, SweepPlan};
+    let usable = usable_cpus().map_err(|e| e.to_string())?.len();
+    let cases = select(&[f.name.to_string()], QUICK, 1)
+        .map_err(|e| format!("{}: {e}", f.name))?
+        .cases;
+    for case in &cases {
+        let w = f.make_workload(&case.point, QUICK)?;
+        let loads = validate(&*w, &SweepPlan::quick(), usable)
+            .map_err(|e| format!("{}: {e}", case.name))?;
+        if loads.is_empty() || f.operation().is_none() || f.make(&case.point, QUICK).is_ok() {
+            return Err(format!("{}: not a well-formed workload", case.name));
         }
     }
     Ok(())

@@ -156,7 +156,8 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Benchmarks (`lat_syscall`, `lat_syscall/null,read`, `lat_ctx/procs:2,8`),
-    /// groups (`proc`), `default` or `all`. None: the default suite.
+    /// workloads (`tcp_rr`, `tcp_rr/load:1,2,4`), groups (`proc`), `default`
+    /// or `all`. None: the default suite.
     pub benchmarks: Vec<String>,
     /// Processes running each benchmark at once; a list measures each level (1,2,4).
     #[arg(short = 'P', long, value_delimiter = ',', default_value = "1")]
@@ -170,6 +171,22 @@ pub struct RunArgs {
     /// Target length of a single-process timing interval (e.g. 5ms).
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+    /// Workloads: CPU counts to confine the whole workload to, each measured
+    /// (1,2,4); counts beyond the machine's usable CPUs are noted and all of
+    /// them measured instead. Default: all usable CPUs.
+    #[arg(long, value_delimiter = ',', value_name = "K,…")]
+    pub cpus: Vec<u32>,
+    /// Workloads: repeat trials until the mean throughput's confidence
+    /// interval is this narrow — CONFIDENCE,WIDTH in percent (netperf's -I):
+    /// 95,5 = 95 % confidence, total width 5 % of the mean. Default 95,5.
+    #[arg(long, value_name = "CONF,WIDTH")]
+    pub converge: Option<String>,
+    /// Workloads: the measurement window of each trial (default 3s; quick 500ms).
+    #[arg(long, value_name = "DURATION")]
+    pub window: Option<String>,
+    /// Workloads: the warm-up before each trial's window (default 1s; quick 200ms).
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
     /// A label for the run ("node-7 after BIOS update").
     #[arg(short, long)]
     pub label: Option<String>,

@@ -5,6 +5,7 @@
 
 mod args;
 mod cmd;
+mod curve_lines;
 mod error;
 mod progress;
 mod session;

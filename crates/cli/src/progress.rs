@@ -38,6 +38,13 @@ impl Progress {
         }
     }
 
+    /// What is under way now, on the bar (nothing without a terminal).
+    pub fn status(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(text.to_string());
+        }
+    }
+
     /// A line that stays (a finished case, an error, a warning).
     pub fn line(&self, text: &str) {
         match &self.bar {

@@ -1,9 +1,9 @@
-//! One run session, shared by every command that measures (`run`, `app`,
-//! and the workload commands to come): after the command has checked its
-//! plan, the session opens the store, calibrates the clock, collects the
+//! One run session, shared by every command that measures (`run`, with its
+//! micro-benchmarks and workloads, and `app`): after the command has checked
+//! its plan, the session opens the store, calibrates the clock, collects the
 //! host and its warnings, stores the run's header as `running`, stores each
-//! measurement the moment it is finished (persist as you go), and always
-//! finishes the stored run:
+//! measurement the moment it is finished and each workload's curve as each
+//! of its points is (persist as you go), and always finishes the stored run:
 //! - `complete` when everything was measured;
 //! - `failed`, with the reason stored, when a measurement failed or an error
 //!   (e.g. the store's) stopped the run;
@@ -16,20 +16,26 @@
 //!
 //! Fault injection for tests: `TOUCHSTONE_FAILPOINT=NAME[@N][,…]` makes the
 //! named step fail (from its N-th call on): `store_add` (storing a
-//! measurement) and `build_case` (building a case mid-run). The integration
+//! measurement), `store_curve` (storing a curve's N-th point) and
+//! `build_case` (building a case mid-run). The integration
 //! tests use it to prove that those exits finish the stored run; nothing
 //! else sets it.
 
 use std::path::PathBuf;
 
 use chrono::Utc;
+use touchstone_harness::workload::{self, SweepObserver, SweepPlan, Workload, WorkloadError};
 use touchstone_harness::{
     calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
 };
 use touchstone_report::terminal;
+use touchstone_results::curve::{Curve, Point};
 use touchstone_results::store::{Open, Store, StoreError};
-use touchstone_results::{checks, host, json, Measurement, Run, RunOptions, RunStatus, Tool};
+use touchstone_results::{
+    checks, host, json, Measurement, Run, RunOptions, RunStatus, Tool, WorkloadOptions,
+};
 
+use crate::curve_lines;
 use crate::error::CliError;
 use crate::progress::Progress;
 
@@ -44,8 +50,11 @@ pub struct Request {
     pub selection: Vec<String>,
     pub parallel: Vec<u32>,
     pub quick: bool,
-    /// Measurements planned, for the progress bar and the failure count.
+    /// Measurements and workload sweeps planned, for the progress bar and
+    /// the failure count.
     pub planned: usize,
+    /// How workloads are swept, when the command sweeps any.
+    pub workload: Option<WorkloadOptions>,
 }
 
 pub struct Session {
@@ -137,6 +146,7 @@ impl Session {
                 target_interval_ns: plan.target_ns,
                 parallel_interval_ns: plan.parallel_target_ns,
                 warmup_ns: plan.warmup_ns,
+                workload: req.workload,
             },
             started_at: Utc::now(),
             ended_at: None,
@@ -223,6 +233,45 @@ impl Session {
         }
     }
 
+    /// Sweep one workload case into `curve` (its name, parameters and
+    /// operation; no points yet), keeping the curve in the run and storing
+    /// it as each point is measured. As with `measure`, a failed sweep is a
+    /// failed case (its points so far kept) and an interruption is
+    /// remembered; an error is returned only when the curve cannot be
+    /// stored.
+    pub fn sweep(
+        &mut self,
+        name: &str,
+        w: &mut dyn Workload,
+        curve: Curve,
+        plan: &SweepPlan,
+    ) -> Result<(), CliError> {
+        let seq = self.run.curves.len();
+        self.run.curves.push(curve);
+        let mut sink = PointSink {
+            name,
+            progress: &self.progress,
+            store: self.store.as_mut(),
+            run_id: &self.run.id,
+            curve: &mut self.run.curves[seq],
+            seq,
+            stored: Ok(()),
+        };
+        let result = workload::sweep(w, plan, &mut sink);
+        let stored = sink.stored;
+        // Stored from its first point on: a sweep that measured none has no
+        // curve, in the store or in what is printed.
+        if self.run.curves[seq].points.is_empty() {
+            self.run.curves.pop();
+        }
+        match result {
+            Ok(_) => {}
+            Err(WorkloadError::Interrupted) => self.interrupted = true,
+            Err(e) => self.fail(format!("{name}: {e}")),
+        }
+        Ok(stored?)
+    }
+
     /// Keep a finished measurement and commit it to the store. It is kept
     /// (printed, in --json) even when storing it fails.
     pub fn record(&mut self, m: Measurement) -> Result<(), CliError> {
@@ -270,13 +319,21 @@ impl Session {
                 };
                 (RunStatus::Failed, Some(reason))
             }
-            Ok(()) if self.interrupted => (
-                RunStatus::Interrupted,
-                Some(format!(
-                    "interrupted by a signal (Ctrl-C, SIGTERM or SIGHUP) after {} measurement(s)",
-                    self.run.measurements.len()
-                )),
-            ),
+            Ok(()) if self.interrupted => {
+                let points: usize = self.run.curves.iter().map(|c| c.points.len()).sum();
+                let curves = if self.run.curves.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and {points} point(s) of load curves")
+                };
+                (
+                    RunStatus::Interrupted,
+                    Some(format!(
+                        "interrupted by a signal (Ctrl-C, SIGTERM or SIGHUP) after {} measurement(s){curves}",
+                        self.run.measurements.len()
+                    )),
+                )
+            }
             Ok(()) if failed.is_some() => (RunStatus::Failed, failed),
             Ok(()) => (RunStatus::Complete, None),
         }
@@ -319,9 +376,10 @@ impl Session {
             println!("{}", json::to_string(vec![run.clone()]));
         } else {
             print!(
-                "{}\n{}{}",
+                "{}\n{}{}{}",
                 terminal::run_header(run),
                 terminal::measurements(&run.measurements),
+                terminal::curves(&run.curves),
                 notes(run)
             );
             if let (Some(s), Ok(())) = (&self.store, &closed) {
@@ -337,6 +395,49 @@ impl Session {
             return Err(CliError::Failed(self.failures.len(), self.planned));
         }
         Ok(())
+    }
+}
+
+/// What a sweep reports to the session: progress on stderr (a line per
+/// point, the trial under way on the bar), and each point into the run's
+/// curve and the store the moment it is measured.
+struct PointSink<'s> {
+    name: &'s str,
+    progress: &'s Progress,
+    store: Option<&'s mut Store>,
+    run_id: &'s str,
+    curve: &'s mut Curve,
+    seq: usize,
+    /// The first store error; later points are still kept in the run.
+    stored: Result<(), StoreError>,
+}
+
+impl SweepObserver for PointSink<'_> {
+    fn trial_started(&mut self, load: u32, cpus: usize, trial: u32) {
+        self.progress.status(&format!(
+            "{}: load {load} on {cpus} CPU(s), trial {}",
+            self.name,
+            trial + 1
+        ));
+    }
+
+    fn point(&mut self, point: &Point) {
+        self.progress.case_line(&format!(
+            "{} {}",
+            self.name,
+            curve_lines::point_line(&self.curve.operation, point)
+        ));
+        self.curve.points.push(point.clone());
+        if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
+            self.stored = if failpoint("store_curve", self.curve.points.len()) {
+                Err(StoreError::Io {
+                    path: store.path().to_path_buf(),
+                    source: std::io::Error::other("failpoint store_curve"),
+                })
+            } else {
+                store.put_curve(self.run_id, self.seq, self.curve)
+            };
+        }
     }
 }
 
@@ -370,6 +471,7 @@ mod tests {
             parallel: vec![1],
             quick: true,
             planned: 1,
+            workload: None,
         };
         let unwound = std::panic::catch_unwind(move || {
             let mut plan = Plan::quick();

@@ -65,9 +65,10 @@ impl Rule {
 
     /// Check the bounds once, before anything runs.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+        // At 50 % or less an interval says less than a coin toss would.
+        if !(self.confidence > 0.5 && self.confidence < 1.0) {
             return Err(format!(
-                "convergence confidence {} % must lie strictly between 0 and 100 %",
+                "convergence confidence {} % must lie strictly between 50 and 100 % (e.g. 95,5)",
                 self.confidence * 100.0
             ));
         }

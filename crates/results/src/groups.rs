@@ -41,6 +41,10 @@ pub static GROUPS: &[Group] = &[
         title: "CPU kernels",
     },
     Group {
+        name: "workload",
+        title: "System workloads",
+    },
+    Group {
         name: "app",
         title: "Applications",
     },

@@ -21,6 +21,7 @@ pub mod warnings;
 
 pub use model::{
     Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunRow, RunStatus, Tool, Warning,
+    WorkloadOptions,
 };
 pub use stats::{Statistic, Summary};
 pub use units::Unit;

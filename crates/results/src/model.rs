@@ -53,6 +53,8 @@ pub struct RunRow {
     pub started_at: DateTime<Utc>,
     pub status: String,
     pub measurements: u64,
+    /// Load curves of workloads.
+    pub curves: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +119,24 @@ pub struct RunOptions {
     pub target_interval_ns: u64,
     pub parallel_interval_ns: u64,
     pub warmup_ns: u64,
+    /// How the workloads of the run were swept; absent when it measured none
+    /// (and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadOptions>,
+}
+
+/// How a run's workloads were measured (`run --cpus --converge --warmup --window`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOptions {
+    /// CPU counts asked for (`--cpus`); empty: all usable CPUs.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
+    /// When trials stop (`--converge`).
+    pub converge: crate::convergence::Rule,
+    /// Warm-up of every trial before its window, ns.
+    pub warmup_ns: u64,
+    /// Measurement window of every trial, ns.
+    pub window_ns: u64,
 }
 
 /// One timing interval of one process, as the harness recorded it. Times are
@@ -243,6 +263,7 @@ mod tests {
                 target_interval_ns: 5_000_000,
                 parallel_interval_ns: 1_000_000_000,
                 warmup_ns: 10_000_000,
+                workload: None,
             },
             started_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),
             ended_at: None,

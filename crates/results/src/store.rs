@@ -9,19 +9,26 @@
 //! - a database locked by another process is reported as such after a short
 //!   wait, never overwritten.
 //!
-//! A run's header and each measurement are stored as JSON documents of the
-//! results model (the exchange format), with the columns needed to find them.
+//! A run's header, each measurement and each load curve are stored as JSON
+//! documents of the results model (the exchange format), with the columns
+//! needed to find them. A curve's row is rewritten as each of its points is
+//! measured, so a crash mid-sweep keeps the points before it.
+//!
+//! Schema versions: 1, runs and measurements; 2 adds the `curves` table. A
+//! version-1 store is brought to version 2 when opened (one transaction that
+//! only adds the empty table); nothing already stored changes.
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
+use crate::curve::Curve;
 pub use crate::model::RunRow;
 use crate::model::{Measurement, Run};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -125,11 +132,13 @@ impl Store {
             .conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(|e| self.err(e))?;
+        let mut version = 0;
         if app_id == APPLICATION_ID {
             let v: i32 = self
                 .conn
                 .query_row("PRAGMA user_version", [], |r| r.get(0))
                 .map_err(|e| self.err(e))?;
+            version = v;
             if v > SCHEMA_VERSION {
                 return Err(StoreError::TooNew(self.path.clone(), v));
             }
@@ -157,7 +166,38 @@ impl Store {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| map_err(&self.path, e))?;
             tx.execute_batch(&format!(
-                "CREATE TABLE IF NOT EXISTS runs (
+                "{SCHEMA_V1}
+                 {CURVES_TABLE}
+                 PRAGMA application_id = {APPLICATION_ID};
+                 PRAGMA user_version = {SCHEMA_VERSION};"
+            ))
+            .map_err(|e| map_err(&self.path, e))?;
+            tx.commit().map_err(|e| map_err(&self.path, e))?;
+        } else if version < SCHEMA_VERSION {
+            self.upgrade()?;
+        }
+        Ok(())
+    }
+
+    /// Bring an older store of ours to the current schema, in one
+    /// transaction (another process may have upgraded it meanwhile: every
+    /// step is idempotent).
+    fn upgrade(&mut self) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| map_err(&self.path, e))?;
+        tx.execute_batch(&format!(
+            "{CURVES_TABLE}
+             PRAGMA user_version = {SCHEMA_VERSION};"
+        ))
+        .map_err(|e| map_err(&self.path, e))?;
+        tx.commit().map_err(|e| map_err(&self.path, e))
+    }
+}
+
+/// The tables of schema version 1: runs and their measurements.
+const SCHEMA_V1: &str = "CREATE TABLE IF NOT EXISTS runs (
                      id TEXT PRIMARY KEY,
                      seq INTEGER NOT NULL UNIQUE,
                      label TEXT,
@@ -173,16 +213,18 @@ impl Store {
                      doc TEXT NOT NULL,
                      PRIMARY KEY (run_id, seq)
                  );
-                 CREATE INDEX IF NOT EXISTS measurements_by_name ON measurements(name);
-                 PRAGMA application_id = {APPLICATION_ID};
-                 PRAGMA user_version = {SCHEMA_VERSION};"
-            ))
-            .map_err(|e| map_err(&self.path, e))?;
-            tx.commit().map_err(|e| map_err(&self.path, e))?;
-        }
-        Ok(())
-    }
+                 CREATE INDEX IF NOT EXISTS measurements_by_name ON measurements(name);";
 
+/// Added in schema version 2: the load curves of workloads, one row each.
+const CURVES_TABLE: &str = "CREATE TABLE IF NOT EXISTS curves (
+                     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                     seq INTEGER NOT NULL,
+                     workload TEXT NOT NULL,
+                     doc TEXT NOT NULL,
+                     PRIMARY KEY (run_id, seq)
+                 );";
+
+impl Store {
     /// Record a new run (its header, without measurements) as running.
     pub fn begin_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let tx = self
@@ -207,6 +249,18 @@ impl Store {
             )
             .map_err(|e| map_err(&self.path, e))?;
         insert_measurement(&tx, run_id, seq, m).map_err(|e| map_err(&self.path, e))?;
+        tx.commit().map_err(|e| map_err(&self.path, e))
+    }
+
+    /// Store the load curve `seq` (0-based, in the run's order) of a run, or
+    /// replace what was stored of it: called as each point is measured, so
+    /// the stored curve is never more than one point behind.
+    pub fn put_curve(&mut self, run_id: &str, seq: usize, c: &Curve) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| map_err(&self.path, e))?;
+        upsert_curve(&tx, run_id, seq as i64, c).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))
     }
 
@@ -249,7 +303,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.label, r.hostname, r.started_at, r.status,
-                        (SELECT count(*) FROM measurements m WHERE m.run_id = r.id)
+                        (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
+                        (SELECT count(*) FROM curves c WHERE c.run_id = r.id)
                  FROM runs r ORDER BY r.seq",
             )
             .map_err(|e| self.err(e))?;
@@ -263,6 +318,7 @@ impl Store {
                     started_at: started.parse().unwrap_or_default(),
                     status: r.get(4)?,
                     measurements: r.get::<_, i64>(5)? as u64,
+                    curves: r.get::<_, i64>(6)? as u64,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -312,7 +368,7 @@ impl Store {
         }
     }
 
-    /// A whole run with its measurements.
+    /// A whole run with its measurements and curves.
     pub fn load_run(&self, id: &str) -> Result<Run, StoreError> {
         let header: Option<String> = self
             .conn
@@ -335,6 +391,19 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         run.measurements = docs
+            .iter()
+            .map(|d| serde_json::from_str(d).map_err(corrupt))
+            .collect::<Result<_, _>>()?;
+        let mut st = self
+            .conn
+            .prepare("SELECT doc FROM curves WHERE run_id = ?1 ORDER BY seq")
+            .map_err(|e| self.err(e))?;
+        let docs = st
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        run.curves = docs
             .iter()
             .map(|d| serde_json::from_str(d).map_err(corrupt))
             .collect::<Result<_, _>>()?;
@@ -364,6 +433,9 @@ impl Store {
                 insert_measurement(&tx, &run.id, seq as i64, m)
                     .map_err(|e| map_err(&self.path, e))?;
             }
+            for (seq, c) in run.curves.iter().enumerate() {
+                upsert_curve(&tx, &run.id, seq as i64, c).map_err(|e| map_err(&self.path, e))?;
+            }
         }
         tx.commit().map_err(|e| map_err(&self.path, e))?;
         Ok(skipped)
@@ -371,8 +443,10 @@ impl Store {
 }
 
 fn insert_header(tx: &rusqlite::Transaction, run: &Run) -> rusqlite::Result<()> {
+    // Measurements and curves have their own tables.
     let mut header = run.clone();
     header.measurements.clear();
+    header.curves.clear();
     let seq: i64 = tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM runs", [], |r| {
         r.get(0)
     })?;
@@ -401,6 +475,20 @@ fn insert_measurement(
     tx.execute(
         "INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)",
         params![run_id, seq, m.name, serde_json::to_string(m).unwrap()],
+    )?;
+    Ok(())
+}
+
+fn upsert_curve(
+    tx: &rusqlite::Transaction,
+    run_id: &str,
+    seq: i64,
+    c: &Curve,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO curves (run_id, seq, workload, doc) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (run_id, seq) DO UPDATE SET workload = excluded.workload, doc = excluded.doc",
+        params![run_id, seq, c.workload, serde_json::to_string(c).unwrap()],
     )?;
     Ok(())
 }

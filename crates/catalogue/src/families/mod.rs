@@ -62,3 +62,6 @@ pub mod stream;
 pub mod mhz;
 pub mod lat_ops;
 pub mod par_ops;
+
+// system workloads (load curves)
+pub mod tcp_rr;

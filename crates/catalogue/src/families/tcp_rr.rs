@@ -15,6 +15,9 @@
 //!   threads — server thread i on c(2i mod k), client i on c((2i+1) mod k);
 //! - `free` (default, as netperf's N processes): the scheduler decides.
 //!
+//! Run as a sweep: `touchstone run tcp_rr/load:1,2,4 --cpus 1,2` (the
+//! load ladder is the spec's, the CPU counts `--cpus`; see `FAMILY`).
+//!
 //! Timed (by the engine, per transaction): the client's write of the
 //! request and its blocking read of the whole response; the server's
 //! read, write and epoll calls lie inside that. Hot paths are raw libc
@@ -29,9 +32,11 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
+use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::placement::Placement;
-use crate::Mode;
+use crate::support::placement::Placement;
+use crate::support::sockets::{self, connect_loopback, inet_socket};
+use crate::support::sys::{check, close};
 
 pub const NAME: &str = "tcp_rr";
 pub const SUMMARY: &str =
@@ -157,13 +162,12 @@ impl Workload for TcpRr {
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
-        let fd = socket()?;
+        let fd = inet_socket(libc::SOCK_STREAM)?;
         let r = (|| {
-            bind_loopback(fd)?;
+            let port = sockets::bind_loopback(fd)?;
             let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
             // SAFETY: listen on our own socket.
             check(unsafe { libc::listen(fd, backlog) }, "listen")?;
-            let port = local_port(fd)?;
             set_nonblocking(fd)?;
             Ok(port)
         })();
@@ -202,7 +206,7 @@ impl Workload for TcpRr {
         if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
             pin_self(cpu)?;
         }
-        let fd = socket()?;
+        let fd = inet_socket(libc::SOCK_STREAM)?;
         let r = (|| {
             connect_loopback(fd, self.port)?;
             set_nodelay(fd)?;
@@ -416,90 +420,8 @@ impl TcpRr {
 
 // ------------------------------------------------ raw socket plumbing
 
-fn check(r: libc::c_int, what: &str) -> Fallible<libc::c_int> {
-    if r < 0 {
-        Err(BenchError(format!(
-            "{what}: {}",
-            io::Error::last_os_error()
-        )))
-    } else {
-        Ok(r)
-    }
-}
-
-fn close(fd: RawFd) {
-    if fd >= 0 {
-        // SAFETY: closing a descriptor this process owns.
-        unsafe { libc::close(fd) };
-    }
-}
-
-fn socket() -> Fallible<RawFd> {
-    // SAFETY: plain socket(2).
-    check(
-        unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) },
-        "socket",
-    )
-}
-
-fn loopback(port: u16) -> libc::sockaddr_in {
-    // SAFETY: sockaddr_in is plain data.
-    let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-    a.sin_family = libc::AF_INET as libc::sa_family_t;
-    a.sin_port = port.to_be();
-    a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-    a
-}
-
-const SIN_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-
-fn bind_loopback(fd: RawFd) -> Fallible {
-    let a = loopback(0);
-    // SAFETY: a valid sockaddr_in of the stated length.
-    check(
-        unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
-        "bind 127.0.0.1",
-    )?;
-    Ok(())
-}
-
-fn local_port(fd: RawFd) -> Fallible<u16> {
-    let mut a = loopback(0);
-    let mut len = SIN_LEN;
-    // SAFETY: getsockname into a sockaddr_in-sized buffer.
-    check(
-        unsafe { libc::getsockname(fd, &mut a as *mut _ as *mut libc::sockaddr, &mut len) },
-        "getsockname",
-    )?;
-    Ok(u16::from_be(a.sin_port))
-}
-
-fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
-    let a = loopback(port);
-    // SAFETY: a valid sockaddr_in of the stated length.
-    check(
-        unsafe { libc::connect(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
-        "connect 127.0.0.1",
-    )?;
-    Ok(())
-}
-
 fn set_nodelay(fd: RawFd) -> Fallible {
-    let one: libc::c_int = 1;
-    // SAFETY: an int option of the right size.
-    check(
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                &one as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        },
-        "TCP_NODELAY",
-    )?;
-    Ok(())
+    sockets::set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
 }
 
 fn set_nonblocking(fd: RawFd) -> Fallible {
@@ -629,6 +551,13 @@ fn read_exact(fd: RawFd, buf: &mut [u8]) -> Fallible {
         Err("read: the server closed the connection".into())
     }
 }
+
+/// A workload (measured as a load curve over the spec's `load` ladder and
+/// `--cpus`), in the report group of system workloads.
+pub const FAMILY: Family = Family {
+    params: PARAMS,
+    ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
+};
 
 #[cfg(test)]
 mod tests {
@@ -823,8 +752,9 @@ mod tests {
             ("server", SERVER.parse("threads").unwrap()),
             ("cpus", PLACEMENT.parse("spread").unwrap()),
         ]);
-        let w = build(&p, Mode::default()).unwrap();
+        let w = FAMILY.make_workload(&p, Mode::default()).unwrap();
         assert_eq!(w.max_load(), Some(MAX_LOAD));
+        assert!(FAMILY.is_workload() && FAMILY.make(&p, Mode::default()).is_err());
         assert!(w.has_server());
         assert!(SIZE.parse("0").is_err());
         assert!(SERVER.parse("fork").is_err());

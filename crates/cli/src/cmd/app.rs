@@ -45,6 +45,7 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
             parallel: vec![1],
             quick: false,
             planned: 1,
+            workload: None,
         },
         &mut plan,
     )?;

@@ -1,5 +1,6 @@
 //! `touchstone list`: generated from the catalogue table.
 
+use touchstone_catalogue::family::LOAD;
 use touchstone_catalogue::{Parallel, FAMILIES};
 use touchstone_results::groups::title;
 
@@ -25,6 +26,9 @@ struct FamilyInfo {
     parallel: Option<&'static str>,
     default_suite: bool,
     unsupported: Option<String>,
+    /// A workload (measured as a load curve): what one operation is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workload: Option<&'static str>,
 }
 
 pub fn list(json: bool) -> Result<(), CliError> {
@@ -38,10 +42,17 @@ pub fn list(json: bool) -> Result<(), CliError> {
             params: f
                 .params
                 .iter()
+                .chain(f.is_workload().then_some(&LOAD))
                 .map(|p| ParamInfo {
                     name: p.name,
                     help: p.help,
-                    range: p.range_text(),
+                    // The ladder's bounds are the workload's and the machine's,
+                    // checked when the sweep is planned.
+                    range: if p.name == LOAD.name {
+                        "1,2,4,…".to_string()
+                    } else {
+                        p.range_text()
+                    },
                     default: p.default.to_vec(),
                     quick: p.defaults(true).to_vec(),
                     positional: p.positional,
@@ -53,6 +64,7 @@ pub fn list(json: bool) -> Result<(), CliError> {
             },
             default_suite: f.default_suite,
             unsupported: (f.unsupported)(),
+            workload: f.operation(),
         })
         .collect();
     if json {
@@ -68,9 +80,15 @@ pub fn list(json: bool) -> Result<(), CliError> {
             let params: Vec<String> = f
                 .params
                 .iter()
-                .map(|p| format!("{}={} [{}]", p.name, p.range, p.default.join(",")))
+                .map(|p| match (p.name, p.default.is_empty()) {
+                    ("load", true) => format!("{}={} [doubling to 4 × CPUs]", p.name, p.range),
+                    _ => format!("{}={} [{}]", p.name, p.range, p.default.join(",")),
+                })
                 .collect();
             let mut notes = Vec::new();
+            if let Some(op) = f.workload {
+                notes.push(format!("workload: {op}s/s against load"));
+            }
             if f.default_suite {
                 notes.push("default".to_string());
             }

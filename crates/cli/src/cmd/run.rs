@@ -1,19 +1,32 @@
 //! `touchstone run`: check everything the user asked for, then measure each
 //! case in a run session (`crate::session`), which commits each measurement
 //! to the store the moment it is done and always finishes the stored run.
+//! Micro-benchmarks and workloads mix in one selection: a workload case is
+//! swept into a load curve (its `load:` ladder × `--cpus`, trials until
+//! `--converge`), checked — loads, limits, CPU counts, the rule — with the
+//! rest before anything runs.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use touchstone_catalogue::params::{Kind, Param};
-use touchstone_catalogue::select::Selection;
+use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
+use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
 use touchstone_report::terminal;
+use touchstone_results::convergence::Rule;
+use touchstone_results::curve::Curve;
+use touchstone_results::WorkloadOptions;
 
 use crate::args::RunArgs;
 use crate::error::CliError;
 use crate::session::{failpoint, Request, Session};
+
+/// Trials at a point in quick mode: at most 4 (3 kept after a warm-up
+/// trial), so that a quick sweep of tcp_rr stays within seconds.
+const QUICK_MAX_TRIALS: usize = 4;
 
 /// The most processes one measurement may start.
 const MAX_PARALLEL: u32 = 1024;
@@ -55,8 +68,111 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     Ok(plan)
 }
 
+/// A duration option within bounds, e.g. `--window 500ms`.
+fn duration(flag: &'static str, text: &str, min_ns: u64, max_ns: u64) -> Result<u64, CliError> {
+    let p = Param {
+        name: flag,
+        help: "",
+        kind: Kind::Duration { min_ns, max_ns },
+        default: &[],
+        quick: &[],
+        positional: false,
+    };
+    Ok(p.parse(text).map_err(CliError::Usage)?.num)
+}
+
+/// How every workload case of the run is swept (all but its loads).
+struct SweepSettings {
+    trial: TrialPlan,
+    rule: Rule,
+    cpu_counts: Vec<u32>,
+}
+
+impl SweepSettings {
+    fn options(&self) -> WorkloadOptions {
+        WorkloadOptions {
+            cpus: self.cpu_counts.clone(),
+            converge: self.rule,
+            warmup_ns: self.trial.warmup_ns,
+            window_ns: self.trial.window_ns,
+        }
+    }
+
+    fn plan(&self, case: &Selected) -> SweepPlan {
+        SweepPlan {
+            loads: case.loads.clone(),
+            cpu_counts: self.cpu_counts.clone(),
+            trial: self.trial.clone(),
+            rule: self.rule,
+        }
+    }
+}
+
+/// Stage one for workloads: the flags that only workloads take, checked
+/// (a CPU count of 0, a confidence outside 50–100 % or a width outside
+/// 0–100 % (`Rule::parse`), a window out of bounds are refused here).
+fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
+    let mut trial = if a.quick {
+        TrialPlan::quick()
+    } else {
+        TrialPlan::default()
+    };
+    if let Some(w) = &a.window {
+        trial.window_ns = duration("--window", w, 10_000_000, 3_600_000_000_000)?;
+    }
+    if let Some(w) = &a.warmup {
+        trial.warmup_ns = duration("--warmup", w, 0, 3_600_000_000_000)?;
+    }
+    let mut rule = match &a.converge {
+        Some(text) => Rule::parse(text).map_err(|e| CliError::Usage(format!("--converge: {e}")))?,
+        None => Rule::default(),
+    };
+    if a.quick {
+        rule.max_trials = QUICK_MAX_TRIALS;
+    }
+    if a.cpus.contains(&0) {
+        return Err(CliError::Usage(
+            "--cpus 0: a workload needs at least 1 CPU; give counts such as 1,2,4".into(),
+        ));
+    }
+    Ok(SweepSettings {
+        trial,
+        rule,
+        cpu_counts: a.cpus.clone(),
+    })
+}
+
+/// Whether any flag only workloads take was given.
+fn workload_flags(a: &RunArgs) -> Option<&'static str> {
+    [
+        (!a.cpus.is_empty(), "--cpus"),
+        (a.converge.is_some(), "--converge"),
+        (a.window.is_some(), "--window"),
+        (a.warmup.is_some(), "--warmup"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// The empty curve of a workload case: what it is, before any point.
+fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
+    Curve {
+        workload: case.family.name.to_string(),
+        params: case
+            .point
+            .0
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.text.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        operation: case.family.operation().unwrap_or("operation").to_string(),
+        points: Vec::new(),
+        unmeasured_cpus: unmeasured_cpus.to_vec(),
+    }
+}
+
 pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     let mut plan = plan(&a)?;
+    let settings = sweep_settings(&a)?;
     let mode = Mode { quick: a.quick };
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
@@ -65,13 +181,33 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             "nothing to run: the selection is empty here".into(),
         ));
     }
-    // Build every case once now, so bad parameter combinations fail before
-    // anything runs (the real instances are built again just before use).
-    for c in &selection.cases {
-        c.family
-            .make(&c.point, mode)
-            .map_err(|m| CliError::Usage(format!("{}: {m}", c.name)))?;
+    let workloads = selection
+        .cases
+        .iter()
+        .filter(|c| c.family.is_workload())
+        .count();
+    if let (0, Some(flag)) = (workloads, workload_flags(&a)) {
+        return Err(CliError::Usage(format!(
+            "{flag} applies to workloads (e.g. tcp_rr), and the selection has none"
+        )));
     }
+    let usable = cpu::usable_cpus()
+        .map_err(|e| CliError::Usage(format!("cannot read this process's CPUs: {e}")))?
+        .len();
+    // Build every case once now, so bad parameter combinations fail before
+    // anything runs (the real instances are built again just before use);
+    // a workload's sweep is checked whole: its loads against the workload's
+    // maximum and this shell's limits (`ulimit -n`, `ulimit -u`).
+    for c in &selection.cases {
+        let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
+        if c.family.is_workload() {
+            let w = c.family.make_workload(&c.point, mode).map_err(usage)?;
+            workload::validate(&*w, &settings.plan(c), usable).map_err(|e| usage(e.to_string()))?;
+        } else {
+            c.family.make(&c.point, mode).map_err(usage)?;
+        }
+    }
+    let (_, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
     let mut session = Session::start(
         Request {
             db,
@@ -80,29 +216,74 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             selection: a.benchmarks.clone(),
             parallel: a.parallel.clone(),
             quick: a.quick,
-            planned: selection.cases.len() * a.parallel.len(),
+            planned: (selection.cases.len() - workloads) * a.parallel.len() + workloads,
+            workload: (workloads > 0).then(|| settings.options()),
         },
         &mut plan,
     )?;
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
-    let body = measure_all(&mut session, &selection, &a.parallel, mode, &mut plan);
+    if !unmeasured_cpus.is_empty() {
+        session.note(&format!(
+            "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \
+             {usable} are measured instead",
+            unmeasured_cpus
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let body = measure_all(
+        &mut session,
+        &selection,
+        &a.parallel,
+        mode,
+        &mut plan,
+        &settings,
+        &unmeasured_cpus,
+    );
     session.finish(body, a.json, |_| String::new())
 }
 
-/// Measure every case at every process count, then the figures derived
-/// from each family's sweep. Stops early on an interruption; a case that
-/// fails is noted by the session and the rest still run.
+/// Measure every case at every process count (a workload: sweep it once),
+/// then the figures derived from each family's sweep. Stops early on an
+/// interruption; a case that fails is noted by the session and the rest
+/// still run.
 fn measure_all(
     session: &mut Session,
     selection: &Selection,
     parallel: &[u32],
     mode: Mode,
     plan: &mut Plan,
+    settings: &SweepSettings,
+    unmeasured_cpus: &[u32],
 ) -> Result<(), CliError> {
     let mut builds = 0;
     for case in &selection.cases {
+        if case.family.is_workload() {
+            if session.interrupted() {
+                return Ok(());
+            }
+            session.start_case(&case.name);
+            builds += 1;
+            let built = if failpoint("build_case", builds) {
+                Err("failpoint build_case".to_string())
+            } else {
+                case.family.make_workload(&case.point, mode)
+            };
+            match built {
+                Ok(mut w) => session.sweep(
+                    &case.name,
+                    &mut *w,
+                    curve_of(case, unmeasured_cpus),
+                    &settings.plan(case),
+                )?,
+                Err(m) => session.fail(format!("{}: {m}", case.name)),
+            }
+            continue;
+        }
         for &p in parallel {
             if session.interrupted() {
                 return Ok(());

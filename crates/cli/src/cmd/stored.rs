@@ -30,9 +30,10 @@ pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
         println!("{}", json::to_string(vec![run]));
     } else {
         print!(
-            "{}\n{}",
+            "{}\n{}{}",
             terminal::run_header(&run),
-            terminal::measurements(&run.measurements)
+            terminal::measurements(&run.measurements),
+            terminal::curves(&run.curves)
         );
     }
     Ok(())

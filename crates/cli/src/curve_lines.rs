@@ -1,0 +1,58 @@
+//! The progress line of one measured point of a load curve, printed on
+//! stderr as a sweep goes (the finished run's curves are printed as tables
+//! by `touchstone_report::terminal::curves`).
+
+use touchstone_results::curve::Point;
+use touchstone_results::units::{format_sig, format_value};
+use touchstone_results::Unit;
+
+/// One point: throughput with its interval and convergence, latency
+/// percentiles, CPU busy and CPU per operation on each side.
+pub fn point_line(operation: &str, p: &Point) -> String {
+    let kept = p.kept_trials().count();
+    let dropped = p.trials.len() - kept;
+    let rel = if p.throughput > 0.0 {
+        percent(p.throughput_half_width / p.throughput)
+    } else {
+        "-".into()
+    };
+    let reached = p.convergence.width.map_or("-".to_string(), percent);
+    let converged = if p.convergence.converged {
+        format!("converged: width {reached}")
+    } else {
+        format!(
+            "NOT converged: width {reached} > {}",
+            percent(p.convergence.rule.width)
+        )
+    };
+    let trials = match dropped {
+        0 => format!("{} trials", p.trials.len()),
+        d => format!("{} trials, {d} dropped as warm-up", p.trials.len()),
+    };
+    let server = p
+        .service_demand
+        .server_ns_per_op
+        .map(|s| format!(", server {}", format_value(Unit::Ns, s)))
+        .unwrap_or_default();
+    format!(
+        "load {} on {} CPU{}: {} {operation}s/s ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}",
+        p.load,
+        p.cpus,
+        if p.cpus == 1 { "" } else { "s" },
+        format_sig(p.throughput),
+        format_value(Unit::Ns, p.latency.p50_ns as f64),
+        format_value(Unit::Ns, p.latency.p99_ns as f64),
+        format_value(Unit::Ns, p.latency.max_ns as f64),
+        format_sig(100.0 * p.cpu.busy()),
+        format_value(Unit::Ns, p.service_demand.client_ns_per_op),
+    )
+}
+
+/// A fraction as a percentage with one decimal ("5.0 %").
+fn percent(f: f64) -> String {
+    if f.is_finite() {
+        format!("{:.1} %", 100.0 * f)
+    } else {
+        "-".into()
+    }
+}
