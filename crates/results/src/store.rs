@@ -29,6 +29,9 @@ use crate::model::{Measurement, Run};
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
 pub const SCHEMA_VERSION: i32 = 2;
+/// How long an operation waits for another process's lock before the store
+/// is reported locked.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2000);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -122,34 +125,55 @@ impl Store {
 
     fn prepare_schema(&mut self) -> Result<(), StoreError> {
         self.conn
-            .busy_timeout(std::time::Duration::from_millis(2000))
+            .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.err(e))?;
-        let app_id: i32 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        let mut version = 0;
-        if app_id == APPLICATION_ID {
-            let v: i32 = self
+        // One read transaction, so the three are of one moment: read apart,
+        // a store another process creates in between would look foreign
+        // (no application id yet, then tables).
+        let (app_id, tables, version) = {
+            let tx = self
                 .conn
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
-            version = v;
-            if v > SCHEMA_VERSION {
-                return Err(StoreError::TooNew(self.path.clone(), v));
+                .transaction()
+                .map_err(|e| map_err(&self.path, e))?;
+            let read = |sql: &str| -> Result<i64, StoreError> {
+                tx.query_row(sql, [], |r| r.get(0))
+                    .map_err(|e| map_err(&self.path, e))
+            };
+            let got = (
+                read("PRAGMA application_id")? as i32,
+                read("SELECT count(*) FROM sqlite_master")?,
+                read("PRAGMA user_version")? as i32,
+            );
+            tx.commit().map_err(|e| map_err(&self.path, e))?;
+            got
+        };
+        if app_id == APPLICATION_ID {
+            if version > SCHEMA_VERSION {
+                return Err(StoreError::TooNew(self.path.clone(), version));
             }
         } else if app_id != 0 || tables != 0 {
             return Err(StoreError::Foreign(self.path.clone()));
         }
         // WAL keeps readers and the one writer apart, and a torn write can
         // never damage committed transactions; FULL sync makes each commit durable.
-        self.conn
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| self.err(e))?;
+        // Switching a new file to WAL takes an exclusive lock without
+        // SQLite's busy handler: when several processes open a store being
+        // created, the switch is retried here for as long as the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(e)
+                    if matches!(
+                        e.sqlite_error_code(),
+                        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                    ) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(|e| self.err(e))?;
@@ -185,7 +209,7 @@ impl Store {
     fn upgrade(&mut self) -> Result<(), StoreError> {
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         tx.execute_batch(&format!(
             "{CURVES_TABLE}
@@ -258,7 +282,7 @@ impl Store {
     pub fn put_curve(&mut self, run_id: &str, seq: usize, c: &Curve) -> Result<(), StoreError> {
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         upsert_curve(&tx, run_id, seq as i64, c).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))
