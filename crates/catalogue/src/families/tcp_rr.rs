@@ -36,7 +36,7 @@ use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::placement::Placement;
 use crate::support::sockets::{self, connect_loopback, inet_socket};
-use crate::support::sys::{check, close};
+use crate::support::sys::{self, check, close};
 
 pub const NAME: &str = "tcp_rr";
 pub const SUMMARY: &str =
@@ -490,22 +490,10 @@ fn pin_self(cpu: usize) -> Fallible {
     Ok(())
 }
 
-/// Write all of `buf`, retrying short writes and EINTR.
+/// Write all of `buf` (the shared retrying write), naming the call on error.
 #[inline]
-fn write_all(fd: RawFd, mut buf: &[u8]) -> Fallible {
-    while !buf.is_empty() {
-        // SAFETY: writing from a valid buffer.
-        let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(BenchError(format!("write: {e}")));
-        }
-        buf = &buf[r as usize..];
-    }
-    Ok(())
+fn write_all(fd: RawFd, buf: &[u8]) -> Fallible {
+    sys::write_all(fd, buf).map_err(|e| BenchError(format!("write: {e}")))
 }
 
 /// Fill `buf`; Ok(false) on a clean end of file before its first byte.
