@@ -545,31 +545,9 @@ fn child_main(
     go: &Pipe,
     stop: &Pipe,
 ) -> ! {
-    // SAFETY: plain syscalls in the freshly forked child.
+    enter_child(parent);
+    // SAFETY: closing descriptors this child does not use.
     unsafe {
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-        // Under a real-time policy (`chrt -f`), run one level below the
-        // parent: children spin at their priority, and with as many
-        // children as CPUs a parent of equal priority would never run again
-        // to broadcast the barriers (a livelock). The parent only wakes
-        // briefly, every 50 ms at most. Round-robin, so that more children
-        // than CPUs time-share as they would under the normal policy.
-        let policy = libc::sched_getscheduler(0);
-        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
-            let mut param: libc::sched_param = std::mem::zeroed();
-            libc::sched_getparam(0, &mut param);
-            param.sched_priority =
-                (param.sched_priority - 1).max(libc::sched_get_priority_min(libc::SCHED_RR));
-            libc::sched_setscheduler(0, libc::SCHED_RR, &param);
-        }
-        // Ctrl-C is the parent's to handle; the child dies when told to.
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        libc::signal(libc::SIGHUP, libc::SIG_DFL);
         // This child only writes `up` and reads the barriers.
         libc::close(up.read_fd());
         libc::close(start.write_fd());
@@ -612,4 +590,36 @@ fn child_main(
     };
     // _exit: no destructors or atexit handlers of the parent's state run here.
     unsafe { libc::_exit(code) }
+}
+
+/// What every child the harness forks does first (the parallel harness's
+/// benchmark processes and the workload engine's clients and server): lead
+/// its own process group, so it and its helpers are killed as one; die with
+/// the parent (PR_SET_PDEATHSIG, and at once if the parent is already gone);
+/// under a real-time policy (`chrt -f`) run round-robin one level below the
+/// parent — children spin at their priority, and a parent of equal priority
+/// with as many spinning children as CPUs would never run again to
+/// broadcast the barriers (a livelock); round-robin so that more children
+/// than CPUs time-share as under the normal policy; and leave Ctrl-C to the
+/// parent (the child dies when told to).
+pub(crate) fn enter_child(parent: libc::pid_t) {
+    // SAFETY: plain syscalls in a freshly forked child.
+    unsafe {
+        libc::setpgid(0, 0);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let mut param: libc::sched_param = std::mem::zeroed();
+            libc::sched_getparam(0, &mut param);
+            param.sched_priority =
+                (param.sched_priority - 1).max(libc::sched_get_priority_min(libc::SCHED_RR));
+            libc::sched_setscheduler(0, libc::SCHED_RR, &param);
+        }
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        libc::signal(libc::SIGHUP, libc::SIG_DFL);
+    }
 }

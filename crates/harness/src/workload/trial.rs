@@ -691,27 +691,9 @@ fn client_seed(trial: u32, client: u32) -> u64 {
 
 /// In a freshly forked child of the trial.
 fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
-    // SAFETY: plain syscalls in the child.
+    crate::parallel::enter_child(parent);
+    // SAFETY: closing descriptors this child does not use.
     unsafe {
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-        // Under a real-time policy, one level below the supervisor (as the
-        // parallel harness does), so busy clients cannot starve it.
-        let policy = libc::sched_getscheduler(0);
-        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
-            let mut param: libc::sched_param = std::mem::zeroed();
-            libc::sched_getparam(0, &mut param);
-            param.sched_priority =
-                (param.sched_priority - 1).max(libc::sched_get_priority_min(libc::SCHED_RR));
-            libc::sched_setscheduler(0, libc::SCHED_RR, &param);
-        }
-        // Ctrl-C is the supervisor's to handle.
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        libc::signal(libc::SIGHUP, libc::SIG_DFL);
         // Children only write `up` and wait on `start`.
         libc::close(up.read_fd());
         libc::close(start.write_fd());
