@@ -119,6 +119,23 @@ impl Store {
         Ok(store)
     }
 
+    /// The JSON documents a run keeps in `table` (measurements or curves),
+    /// in the order they were stored.
+    fn docs(&self, table: &'static str, id: &str) -> Result<Vec<String>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT doc FROM {table} WHERE run_id = ?1 ORDER BY seq"
+            ))
+            .map_err(|e| self.err(e))?;
+        let docs = st
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(docs)
+    }
+
     fn err(&self, e: rusqlite::Error) -> StoreError {
         map_err(&self.path, e)
     }
@@ -405,29 +422,13 @@ impl Store {
             message: format!("run {id}: {e}"),
         };
         let mut run: Run = serde_json::from_str(&header).map_err(corrupt)?;
-        let mut st = self
-            .conn
-            .prepare("SELECT doc FROM measurements WHERE run_id = ?1 ORDER BY seq")
-            .map_err(|e| self.err(e))?;
-        let docs = st
-            .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        run.measurements = docs
+        run.measurements = self
+            .docs("measurements", id)?
             .iter()
             .map(|d| serde_json::from_str(d).map_err(corrupt))
             .collect::<Result<_, _>>()?;
-        let mut st = self
-            .conn
-            .prepare("SELECT doc FROM curves WHERE run_id = ?1 ORDER BY seq")
-            .map_err(|e| self.err(e))?;
-        let docs = st
-            .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        run.curves = docs
+        run.curves = self
+            .docs("curves", id)?
             .iter()
             .map(|d| serde_json::from_str(d).map_err(corrupt))
             .collect::<Result<_, _>>()?;

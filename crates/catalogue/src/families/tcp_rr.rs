@@ -300,7 +300,7 @@ impl TcpRr {
                 for ev in &events[..n as usize] {
                     let token = ev.u64;
                     if token == LISTENER_TOKEN {
-                        while let Some(fd) = accept(self.listener)? {
+                        while let Some(fd) = sockets::try_accept(self.listener)? {
                             set_nodelay(fd)?;
                             epoll_add(ep, fd, conns.len() as u64)?;
                             conns.push(Conn { fd, got: 0 });
@@ -369,7 +369,7 @@ impl TcpRr {
                 };
                 // SAFETY: one valid pollfd.
                 unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
-                while let Some(fd) = accept(self.listener)? {
+                while let Some(fd) = sockets::try_accept(self.listener)? {
                     accepted += 1;
                     let cpus = &ctx.cpus;
                     let h = std::thread::Builder::new()
@@ -432,33 +432,6 @@ fn set_nonblocking(fd: RawFd) -> Fallible {
         "fcntl",
     )?;
     Ok(())
-}
-
-/// Accept one pending connection from the non-blocking listener (blocking
-/// socket, close-on-exec); None when none is pending.
-fn accept(listener: RawFd) -> Fallible<Option<RawFd>> {
-    loop {
-        // SAFETY: accept without the peer's address.
-        let fd = unsafe {
-            libc::accept4(
-                listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if fd >= 0 {
-            return Ok(Some(fd));
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => return Ok(None),
-            // A connection reset before it was accepted: try the next.
-            _ if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-            _ => return Err(BenchError(format!("accept: {e}"))),
-        }
-    }
 }
 
 fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> Fallible {

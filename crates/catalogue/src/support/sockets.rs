@@ -87,9 +87,10 @@ pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
 }
 
 /// Accept a connection queued on `listener` (close-on-exec), retrying when
-/// a signal interrupts the wait.
+/// a signal interrupts the wait or a queued connection was reset before it
+/// could be accepted; None when a non-blocking listener has none queued.
 #[inline]
-pub fn accept(listener: RawFd) -> Fallible<RawFd> {
+pub fn try_accept(listener: RawFd) -> Fallible<Option<RawFd>> {
     loop {
         // SAFETY: accept4 on our listener, no peer address asked for.
         let fd = unsafe {
@@ -101,12 +102,23 @@ pub fn accept(listener: RawFd) -> Fallible<RawFd> {
             )
         };
         if fd >= 0 {
-            return Ok(fd);
+            return Ok(Some(fd));
         }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return Err(errno("accept"));
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => continue,
+            std::io::ErrorKind::WouldBlock => return Ok(None),
+            _ if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+            _ => return Err(BenchError(format!("accept: {e}"))),
         }
     }
+}
+
+/// Accept a connection on a blocking `listener`, waiting for one.
+#[inline]
+pub fn accept(listener: RawFd) -> Fallible<RawFd> {
+    try_accept(listener)?
+        .ok_or_else(|| BenchError("accept: the listener is non-blocking and none is queued".into()))
 }
 
 /// A connected TCP pair over loopback: (client, server), Nagle off on both.
