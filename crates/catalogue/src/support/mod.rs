@@ -8,6 +8,7 @@ pub mod cache_levels;
 pub mod files;
 pub mod hot_potato;
 pub mod memory;
+pub mod multiplex;
 pub mod one_way;
 pub mod ops;
 pub mod placement;

@@ -283,3 +283,68 @@ mod tests {
         sys::close(b);
     }
 }
+
+/// Nagle off: a request/response workload sends small messages and waits.
+pub fn set_nodelay(fd: RawFd) -> Fallible {
+    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+}
+
+/// Make `fd` non-blocking (a listener or connection under epoll).
+pub fn set_nonblocking(fd: RawFd) -> Fallible {
+    // SAFETY: fcntl on our own descriptor.
+    let fl = check(unsafe { libc::fcntl(fd, libc::F_GETFL) }, "fcntl")?;
+    check(
+        unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) },
+        "fcntl",
+    )?;
+    Ok(())
+}
+
+/// Watch `fd` for input on epoll instance `ep`, tagged with `token`.
+pub fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> Fallible {
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: token,
+    };
+    // SAFETY: registering our descriptor with our epoll instance.
+    check(
+        unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) },
+        "epoll_ctl",
+    )?;
+    Ok(())
+}
+
+/// Fill `buf` from a stream; Ok(false) on a clean end of file (or a reset)
+/// before its first byte, an error on one in the middle of a message.
+#[inline]
+pub fn read_or_eof(fd: RawFd, buf: &mut [u8]) -> Fallible<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the unfilled rest of a valid buffer.
+        let r = unsafe {
+            libc::read(
+                fd,
+                buf[got..].as_mut_ptr() as *mut libc::c_void,
+                buf.len() - got,
+            )
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if got == 0 && e.raw_os_error() == Some(libc::ECONNRESET) {
+                return Ok(false);
+            }
+            return Err(BenchError(format!("read: {e}")));
+        }
+        if r == 0 {
+            if got == 0 {
+                return Ok(false);
+            }
+            return Err("read: the peer closed in the middle of a message".into());
+        }
+        got += r as usize;
+    }
+    Ok(true)
+}

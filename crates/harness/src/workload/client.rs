@@ -165,7 +165,10 @@ pub fn drive(
         }
         if let Some((w0, w1)) = window {
             if end >= w0 && end < w1 {
-                let from = if schedule.is_some() { intended } else { start };
+                let from = match schedule {
+                    Some(_) => intended,
+                    None => client.started_ns().unwrap_or(start),
+                };
                 hists[ty].saturating_record(end - from);
                 rec.window_ops += 1;
             } else if end >= w1 && !done {

@@ -58,9 +58,12 @@ pub enum ClientKind {
 /// What a client knows about where it runs.
 #[derive(Debug, Clone)]
 pub struct ClientContext {
-    /// 0-based index among `load`.
+    /// 0-based index among `clients`.
     pub client: u32,
-    /// Clients in this trial.
+    /// Client processes or threads in this trial (`Workload::clients`).
+    pub clients: u32,
+    /// The load level: clients, or connections when each client
+    /// multiplexes several (client i drives those j with j % clients == i).
     pub load: u32,
     /// The CPUs the whole workload is confined to at this point; a
     /// workload's own placement chooses among these only.
@@ -105,6 +108,13 @@ pub trait Client {
     /// type in `Workload::op_types`. Must not allocate in a workload's hot
     /// path; resources belong in `Workload::client`.
     fn op(&mut self) -> Fallible<usize>;
+    /// For a client that keeps several operations in flight (one per
+    /// connection it multiplexes): when the operation `op` just returned
+    /// began, on CLOCK_MONOTONIC. None (the default): the engine's clock
+    /// read just before the call, the right start for one at a time.
+    fn started_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A system workload: an optional server side and L clients.
@@ -123,6 +133,12 @@ pub trait Workload: Sync {
     /// Names of the operation types of the mix (one histogram each).
     fn op_types(&self) -> &[&str] {
         &["op"]
+    }
+    /// How many client processes or threads drive `load` on a point of
+    /// `cpus` CPUs: `load` (the default, one each), or fewer when each
+    /// multiplexes several connections. Clamped to 1..=load.
+    fn clients(&self, load: u32, _cpus: usize) -> u32 {
+        load
     }
     /// The most clients this workload supports.
     fn max_load(&self) -> Option<u32> {

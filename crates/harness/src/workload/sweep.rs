@@ -131,6 +131,14 @@ pub fn validate(
             return invalid(e);
         }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
+        // Multiplexed clients complete whichever connection is ready: they
+        // cannot keep each connection to a schedule.
+        if matches!(plan.trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
+            return invalid(format!(
+                "load {load}: an open-loop rate needs one client per connection, and this \
+                 workload multiplexes its connections (choose its one-client-per-connection mode)"
+            ));
+        }
         check_rate(&plan.trial, load)?;
     }
     Ok(loads)
