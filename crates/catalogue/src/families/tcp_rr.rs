@@ -16,7 +16,8 @@
 //! point is confined to, c0 … c(k−1)):
 //! - `same`: epoll — the server and every client on c0; threads — client i
 //!   and its server thread on c(i mod k);
-//! - `spread`: epoll — the server on c0, client i on c((i+1) mod k);
+//! - `spread`: epoll — the server on c0, client i on c((i+1) mod k) (with
+//!   multiplexed clients, one per CPU c1 … c(k−1): the server's CPU is its own);
 //!   threads — server thread i on c(2i mod k), client i on c((2i+1) mod k);
 //! - `free` (default, as netperf's N processes): the scheduler decides.
 //!
@@ -193,12 +194,17 @@ impl Workload for TcpRr {
         Some(MAX_LOAD)
     }
     /// Multiplexed: one client process per CPU of the point (or per
-    /// connection, when there are fewer).
+    /// connection, when there are fewer); `spread` with the epoll server
+    /// keeps the server's CPU to itself, so one per other CPU.
     fn clients(&self, load: u32, cpus: usize) -> u32 {
-        match self.client {
-            ClientMode::Epoll if self.size <= MULTIPLEX_MAX_SIZE => load.min(cpus as u32),
-            _ => load,
+        if self.client != ClientMode::Epoll || self.size > MULTIPLEX_MAX_SIZE {
+            return load;
         }
+        let per_cpu = match (self.placement, self.server) {
+            (Placement::Spread, ServerMode::Epoll) => cpus.saturating_sub(1).max(1),
+            _ => cpus,
+        };
+        load.min(per_cpu as u32)
     }
     /// The server process holds every connection, the listener, its epoll
     /// descriptor and the engine's few: L + 32 descriptors.
@@ -637,8 +643,12 @@ mod tests {
                 let o = run_trial(&mut w, load, &cpus, &short(), 0)
                     .unwrap_or_else(|e| panic!("{server:?} {client:?} {place:?} {size}: {e}"));
                 let clients = w.clients(load, cpus.len());
-                let expect = match client {
-                    ClientMode::Epoll if size <= MULTIPLEX_MAX_SIZE => cpus.len() as u32,
+                let expect = match (client, server, place) {
+                    (ClientMode::Epoll, _, _) if size > MULTIPLEX_MAX_SIZE => load,
+                    (ClientMode::Epoll, ServerMode::Epoll, Placement::Spread) => {
+                        (cpus.len() as u32 - 1).max(1)
+                    }
+                    (ClientMode::Epoll, _, _) => cpus.len() as u32,
                     _ => load,
                 };
                 assert_eq!(clients, expect.min(load));
@@ -674,6 +684,10 @@ mod tests {
         let epoll = TcpRr::new(4, ServerMode::Epoll, Placement::Spread);
         assert_eq!(epoll.server_cpu(&cpus, 9), Some(3));
         assert_eq!(epoll.client_cpu(&cpus, 0), Some(5));
+        // Multiplexed, spread: the clients keep off the server's CPU.
+        let n = epoll.clients(16, cpus.len());
+        assert_eq!(n, 2);
+        assert!((0..n).all(|i| epoll.client_cpu(&cpus, i) != Some(3)));
         let free = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
         assert_eq!(
             (free.client_cpu(&cpus, 0), free.server_cpu(&cpus, 0)),
