@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use crate::bench::Fallible;
 
 pub use client::{drive, ClientRecord, Schedule};
-pub use plan::{Pacing, SweepPlan, TrialPlan};
+pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
     default_loads, measure_point, point_from_trials, resolve_cpu_counts, sweep, validate,
     validate_trial, Sweep, SweepObserver,
