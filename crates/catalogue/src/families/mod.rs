@@ -64,4 +64,6 @@ pub mod lat_ops;
 pub mod par_ops;
 
 // system workloads (load curves)
+pub mod tcp_crr;
 pub mod tcp_rr;
+pub mod udp_rr;

@@ -40,10 +40,11 @@ use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::placement::{pin_self, Placement};
 use crate::support::sockets::{
-    self, connect_loopback, epoll_add, inet_socket, read_or_eof, set_nodelay, set_nonblocking,
+    self, connect_loopback, inet_socket, read_or_eof, set_nodelay, set_nonblocking,
 };
 use crate::support::sys::{self, check, close};
 
@@ -373,106 +374,16 @@ fn wait_writable(fd: RawFd) {
     unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
 }
 
-/// Per-connection state of the epoll server: bytes of the request so far.
-struct Conn {
-    fd: RawFd,
-    got: usize,
-}
-
-const LISTENER_TOKEN: u64 = u64::MAX;
+/// How often the accepting thread looks at `should_stop`.
 const POLL_MS: libc::c_int = 50;
 
 impl TcpRr {
-    /// One thread, every connection: level-triggered epoll; a connection's
-    /// request may arrive in pieces, its response is written whole.
+    /// One thread, every connection (`support::echo_server`).
     fn serve_epoll(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
         if let Some(cpu) = self.server_cpu(&ctx.cpus, 0) {
             pin_self(cpu)?;
         }
-        // SAFETY: a new epoll instance, closed below.
-        let ep = check(
-            unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
-            "epoll_create1",
-        )?;
-        let mut conns: Vec<Conn> = Vec::with_capacity(ctx.load as usize);
-        let result = (|| {
-            epoll_add(ep, self.listener, LISTENER_TOKEN)?;
-            link.ready()?;
-            let mut buf = vec![0u8; self.size];
-            let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
-            let mut open = 0usize;
-            loop {
-                if link.should_stop() || (conns.len() == ctx.load as usize && open == 0) {
-                    return Ok(());
-                }
-                // SAFETY: a valid events array of the stated length.
-                let n = unsafe {
-                    libc::epoll_wait(
-                        ep,
-                        events.as_mut_ptr(),
-                        events.len() as libc::c_int,
-                        POLL_MS,
-                    )
-                };
-                if n < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() == io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    return Err(BenchError(format!("epoll_wait: {e}")));
-                }
-                for ev in &events[..n as usize] {
-                    let token = ev.u64;
-                    if token == LISTENER_TOKEN {
-                        while let Some(fd) = sockets::try_accept(self.listener)? {
-                            set_nodelay(fd)?;
-                            epoll_add(ep, fd, conns.len() as u64)?;
-                            conns.push(Conn { fd, got: 0 });
-                            open += 1;
-                        }
-                        continue;
-                    }
-                    let c = &mut conns[token as usize];
-                    if c.fd < 0 {
-                        continue;
-                    }
-                    // SAFETY: reading into the unfilled rest of the buffer.
-                    let r = unsafe {
-                        libc::read(
-                            c.fd,
-                            buf[c.got..].as_mut_ptr() as *mut libc::c_void,
-                            self.size - c.got,
-                        )
-                    };
-                    if r > 0 {
-                        c.got += r as usize;
-                        if c.got == self.size {
-                            c.got = 0;
-                            write_all(c.fd, &buf)?;
-                        }
-                        continue;
-                    }
-                    let e = io::Error::last_os_error();
-                    if r < 0
-                        && matches!(
-                            e.kind(),
-                            io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                        )
-                    {
-                        continue;
-                    }
-                    // End of file or a reset: the client has gone.
-                    close(c.fd);
-                    c.fd = -1;
-                    open -= 1;
-                }
-            }
-        })();
-        for c in &conns {
-            close(c.fd);
-        }
-        close(ep);
-        result
+        echo_server::serve_epoll(self.listener, self.size, Until::AllGone(ctx.load), link)
     }
 
     /// One thread per connection, each blocking in read and write; the

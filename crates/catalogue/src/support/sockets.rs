@@ -193,9 +193,15 @@ pub fn set_int_opt(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_i
 
 /// A receive timeout, so a lost datagram is an error and not a hang.
 pub fn set_recv_timeout(fd: RawFd, secs: i64) -> Fallible {
+    set_recv_timeout_ms(fd, secs * 1000)
+}
+
+/// SO_RCVTIMEO in milliseconds: a blocking receive returns EAGAIN after it
+/// (a server's chance to look whether it should stop).
+pub fn set_recv_timeout_ms(fd: RawFd, ms: i64) -> Fallible {
     let tv = libc::timeval {
-        tv_sec: secs,
-        tv_usec: 0,
+        tv_sec: ms / 1000,
+        tv_usec: (ms % 1000) * 1000,
     };
     // SAFETY: a timeval option of the right size.
     check(
@@ -347,4 +353,24 @@ pub fn read_or_eof(fd: RawFd, buf: &mut [u8]) -> Fallible<bool> {
         got += r as usize;
     }
     Ok(true)
+}
+
+/// Bind `fd` to the loopback source address 127.`b`.`c`.`d` without
+/// choosing its port yet (IP_BIND_ADDRESS_NO_PORT: the port is picked at
+/// connect, against the whole 4-tuple). A client that connects many times
+/// a second spreads its connections over many source addresses so that
+/// the sockets it leaves in TIME_WAIT never exhaust one address's
+/// ephemeral ports — without changing what a close does.
+pub fn bind_loopback_source(fd: RawFd, b: u8, c: u8, d: u8) -> Fallible {
+    set_int_opt(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)?;
+    // SAFETY: sockaddr_in is plain data.
+    let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    a.sin_family = libc::AF_INET as libc::sa_family_t;
+    a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::new(127, b, c, d)).to_be();
+    // SAFETY: a valid sockaddr_in of the stated length.
+    check(
+        unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
+        "bind a 127/8 source address",
+    )?;
+    Ok(())
 }
