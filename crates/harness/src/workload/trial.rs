@@ -156,6 +156,7 @@ pub fn run_trial(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     signals::become_subreaper();
+    crate::parallel::quiet_panics_in_children();
     raise_realtime_floor();
     let setup = |e: std::io::Error| WorkloadError::Setup(e.to_string());
     let scratch = ScratchDir::create().map_err(setup)?;
@@ -706,10 +707,8 @@ fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
         libc::close(up.read_fd());
         libc::close(start.write_fd());
     }
-    // A panic's message travels in the child's slot. The default hook would
-    // print it, taking the stderr lock, which another thread of the
-    // supervisor may have held at the fork: the child would hang there.
-    std::panic::set_hook(Box::new(|_| {}));
+    // A panic's message travels in the child's slot; `enter_child` has
+    // silenced the hook the supervisor installed before forking.
 }
 
 /// A client's link to the supervisor: its slot and the up pipe.
