@@ -303,13 +303,18 @@ impl Session {
             }
             Some((name, e)) => {
                 let text = e.to_string();
-                if self.store_error.as_ref().map(|e| e.to_string()) != Some(text.clone()) {
+                let full = e.is_full();
+                if full {
+                    self.progress.line(&format!(
+                        "could not store {name}: {text}; the run stops here, and what it \
+                         measured is printed below"
+                    ));
+                } else if self.store_error.as_ref().map(|e| e.to_string()) != Some(text.clone()) {
                     self.progress.line(&format!(
                         "could not store {name} yet: {text}; {left} result(s) kept in \
                          memory and tried again before the next case and at the end"
                     ));
                 }
-                let full = e.is_full();
                 self.store_error = Some(e);
                 if full {
                     self.stopped()
@@ -442,9 +447,11 @@ impl Session {
         });
         let waiting = self.unstored.len() + self.unstored_curves.len();
         let unstored = match (&self.store_error, waiting) {
-            (Some(e), n) if n > 0 => Some(format!(
-                "{n} result(s) could not be stored ({e}); they were printed"
-            )),
+            // The error that stopped the run says why already.
+            (Some(_), n) if n > 0 && body.is_err() => {
+                Some(format!("{n} result(s) printed but not stored"))
+            }
+            (Some(e), n) if n > 0 => Some(format!("{n} result(s) printed but not stored: {e}")),
             _ => None,
         };
         let not_run = (body.is_err() && self.started < self.cases.len()).then(|| {

@@ -34,6 +34,7 @@
 //! Opened read-only, an older store is read as it is.
 
 mod owner;
+mod reserve;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -199,8 +200,16 @@ impl Store {
             version: 0,
             notices: Vec::new(),
         };
-        store.prepare_schema()?;
-        Ok(store)
+        match store.prepare_schema() {
+            // SQLite opens a file it may not write read-only without a
+            // word, and fails later on the -shm file or the first write:
+            // say plainly that this store cannot be written here.
+            Err(e) if is_access_error(&e) && !writable(&store.path) => {
+                Err(StoreError::ReadOnly(store.path.clone()))
+            }
+            Err(e) => Err(e),
+            Ok(()) => Ok(store),
+        }
     }
 
     /// Open for reading, never writing. The normal way shares the WAL
@@ -505,7 +514,35 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
         insert_header(&tx, run, owner.as_ref()).map_err(|e| map_err(&self.path, e))?;
-        tx.commit().map_err(|e| map_err(&self.path, e))
+        tx.commit().map_err(|e| map_err(&self.path, e))?;
+        for id in reserve::held(&self.path) {
+            if !self.may_be_running(&id) {
+                reserve::release(&self.path, &id);
+            }
+        }
+        reserve::make(&self.path, &run.id);
+        Ok(())
+    }
+
+    /// Whether run `id` is stored as running by a process that is (or may
+    /// be: another machine's) alive.
+    fn may_be_running(&self, id: &str) -> bool {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT r.status, r.hostname, {} FROM runs r WHERE r.id = ?1",
+                    self.owner_columns()
+                ),
+                [id],
+                |r| {
+                    let status: String = r.get(0)?;
+                    let hostname: String = r.get(1)?;
+                    Ok(status == RunStatus::Running.as_str()
+                        && running_or_crashed(Store::owner_at(r, 2)?, &hostname).0
+                            == RunStatus::Running)
+                },
+            )
+            .unwrap_or(false)
     }
 
     /// Commit one finished measurement of a run.
@@ -539,7 +576,19 @@ impl Store {
 
     /// Close a run: its status, end time, reason and run-level warnings are
     /// taken from `run` (its measurements are already stored).
+    /// On a full disk, the room set aside when the run began is given back
+    /// and the close tried again.
     pub fn finish_run(&mut self, run: &Run) -> Result<(), StoreError> {
+        let mut closed = self.close_run(run);
+        if closed.as_ref().is_err_and(StoreError::is_full) {
+            reserve::release(&self.path, &run.id);
+            closed = self.close_run(run);
+        }
+        reserve::release(&self.path, &run.id);
+        closed
+    }
+
+    fn close_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let run_id = run.id.as_str();
         let tx = self
             .conn
@@ -751,7 +800,11 @@ impl Store {
             tx.execute("DELETE FROM runs WHERE id = ?1", [id])
                 .map_err(|e| map_err(&path, e))?;
         }
-        tx.commit().map_err(|e| map_err(&path, e))
+        tx.commit().map_err(|e| map_err(&path, e))?;
+        for id in ids {
+            reserve::release(&path, id);
+        }
+        Ok(())
     }
 
     /// Give a run a new label (`None` removes it), in its column and its
@@ -922,6 +975,20 @@ fn is_access_error(e: &StoreError) -> bool {
         ),
         _ => false,
     }
+}
+
+/// Whether this process may write the store file and create files beside
+/// it (SQLite's -wal and -shm).
+fn writable(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    [path, dir].iter().all(|p| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: access only reads a NUL-terminated path.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    })
 }
 
 /// Whether the file system holding `path` has no space left for us.
