@@ -513,7 +513,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
-        insert_header(&tx, run, owner.as_ref()).map_err(|e| map_err(&self.path, e))?;
+        insert_header(&tx, run, Some(&owner)).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))?;
         for id in reserve::held(&self.path) {
             if !self.may_be_running(&id) {

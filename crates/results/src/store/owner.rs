@@ -38,15 +38,17 @@ pub enum Liveness {
 }
 
 impl Owner {
-    /// This process.
-    pub fn current() -> Option<Owner> {
+    /// This process. Without /proc the fields it cannot read are empty
+    /// (0), and readers leave such a run `running`: an owner that cannot be
+    /// checked is never declared gone.
+    pub fn current() -> Owner {
         let pid = std::process::id() as i64;
-        Some(Owner {
+        Owner {
             pid,
-            boot: boot_id()?,
-            start: start_ticks(pid)?,
-            pid_namespace: pid_namespace()?,
-        })
+            boot: boot_id().unwrap_or_default(),
+            start: start_ticks(pid).unwrap_or(0),
+            pid_namespace: pid_namespace().unwrap_or_default(),
+        }
     }
 
     /// Whether the owner of a run stored on `hostname` is still running.
@@ -54,6 +56,9 @@ impl Owner {
         let Some(boot) = boot_id() else {
             return Liveness::Unknown;
         };
+        if self.boot.is_empty() || self.pid_namespace.is_empty() || self.start == 0 {
+            return Liveness::Unknown;
+        }
         if boot != self.boot {
             // Another boot of this machine: nothing of the old one runs.
             // Another machine (a store on shared storage): unknowable.
@@ -125,7 +130,7 @@ mod tests {
 
     #[test]
     fn this_process_is_alive_and_a_reused_pid_is_not() {
-        let me = Owner::current().expect("Linux /proc");
+        let me = Owner::current();
         assert_eq!(me.liveness("any host"), Liveness::Alive);
         let earlier = Owner {
             start: me.start - 1,
@@ -139,16 +144,28 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let owner = Owner {
             pid: child.id() as i64,
-            start: start_ticks(child.id() as i64).unwrap_or(0),
-            ..Owner::current().unwrap()
+            // Already reaped before it was read: any other start will do.
+            start: start_ticks(child.id() as i64).unwrap_or(1),
+            ..Owner::current()
         };
         child.wait().unwrap();
         assert!(matches!(owner.liveness("any"), Liveness::Gone(_)));
     }
 
     #[test]
+    fn an_owner_recorded_without_proc_is_never_declared_gone() {
+        let blind = Owner {
+            pid: i64::from(i32::MAX),
+            boot: String::new(),
+            start: 0,
+            pid_namespace: String::new(),
+        };
+        assert_eq!(blind.liveness("any"), Liveness::Unknown);
+    }
+
+    #[test]
     fn another_boot_is_gone_here_and_unknown_elsewhere() {
-        let me = Owner::current().unwrap();
+        let me = Owner::current();
         let old = Owner {
             boot: "00000000-0000-0000-0000-000000000000".into(),
             ..me
