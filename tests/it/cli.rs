@@ -262,8 +262,8 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     let runs = v.as_array().unwrap();
     assert_eq!(runs[0]["status"], "complete");
     assert_eq!(
-        runs[1]["status"], "running",
-        "a killed run stays marked as never finished"
+        runs[1]["status"], "crashed",
+        "a killed run reads as crashed once its process is gone"
     );
     assert_eq!(runs[1]["measurements"], 1);
     assert!(s.run(&["show", &earlier]).status.success());

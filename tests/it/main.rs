@@ -9,4 +9,5 @@ mod mem;
 mod proc;
 mod session;
 mod store;
+mod store_safety;
 mod workload;

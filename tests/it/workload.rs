@@ -518,18 +518,20 @@ fn version_1_documents_import_and_version_1_stores_open() {
         .unwrap();
     }
     assert_eq!(stored_run(&old), run);
-    let c = rusqlite::Connection::open(old.db()).unwrap();
-    let version: i32 = c
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, 2, "upgraded when opened");
-    drop(c);
-    // And it takes curves now.
+    let version = || -> i32 {
+        rusqlite::Connection::open(old.db())
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(version(), 1, "reading commands never write");
+    // Upgraded by the first command that writes, and it takes curves now.
     let mut args = vec!["run", "tcp_rr/load:1"];
     args.extend(SHORT);
     args.extend(ONE_CPU);
     let o = old.run(&args);
     assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(version(), 3, "upgraded when opened for writing");
     assert_eq!(
         stored_run(&old)["curves"][0]["points"]
             .as_array()

@@ -263,11 +263,18 @@ pub fn short_id(id: &str) -> &str {
     &id[..id.len().min(8)]
 }
 
-/// How a run is named in a report: host, then its label when it has one.
+/// How a run is named in a report: host, then its label when it has one,
+/// then its status when it did not complete.
 pub fn run_title(run: &Run) -> String {
-    match &run.label {
+    let title = match &run.label {
         Some(l) => format!("{} ({l})", run.host.hostname),
         None => run.host.hostname.clone(),
+    };
+    // A run that did not complete (crashed, failed, still running) says so
+    // wherever it is named: its figures may be partial.
+    match run.status {
+        touchstone_results::RunStatus::Complete => title,
+        s => format!("{title} [{}]", s.as_str()),
     }
 }
 

@@ -29,11 +29,8 @@ pub enum Command {
     },
     /// Run the default suite, or the named benchmarks and groups, and store the results.
     Run(RunArgs),
-    /// List stored runs.
-    Runs {
-        #[arg(long)]
-        json: bool,
-    },
+    /// List stored runs; `runs delete` and `runs relabel` change them.
+    Runs(RunsArgs),
     /// Show one stored run (an id or unique prefix, a label, `last` or `last~N`).
     Show {
         run: String,
@@ -62,6 +59,38 @@ pub enum Command {
     Report(ReportArgs),
     /// Each run's figures as ratios to a base run, with significance marks and an index.
     Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    #[arg(long)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RunsAction {
+    /// Delete stored runs with their measurements and curves (also a run
+    /// whose stored documents no longer read). Asks first on a terminal.
+    Delete {
+        /// Runs: ids or unique prefixes, labels, `last`, `last~N`.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Give a stored run a new label ("" removes it). Asks first on a terminal.
+    Relabel {
+        /// The run: an id or unique prefix, a label, `last` or `last~N`.
+        run: String,
+        label: String,
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -5,21 +5,28 @@
 //! measurement the moment it is finished and each workload's curve as each
 //! of its points is (persist as you go), and always finishes the stored run:
 //! - `complete` when everything was measured;
-//! - `failed`, with the reason stored, when a measurement failed or an error
-//!   (e.g. the store's) stopped the run;
+//! - `failed`, with the reason stored, when a measurement failed, a result
+//!   could not be stored, or an error (e.g. a full disk) stopped the run —
+//!   the cases it did not reach are named in the reason;
 //! - `interrupted` on Ctrl-C, SIGTERM or SIGHUP.
+//!
+//! A result the store refuses (another process held the lock past the busy
+//! timeout, an I/O error) is never dropped: it stays in memory, is tried
+//! again before the next case and at the end, and the user is told. A full
+//! disk stops the run instead: nothing more could be stored.
 //!
 //! A command hands its measuring code's result to `finish`, so every early
 //! return (`?`) inside that code still finishes the run; a panic is caught
-//! by the `Drop` guard, which stores the run as failed. Only a process that
-//! is killed outright leaves its run `running`.
+//! by the `Drop` guard, which stores the run as failed. A process that is
+//! killed outright leaves its run `running`, which readers show as
+//! `crashed` once the process is gone (the store records its owner).
 //!
-//! Fault injection for tests: `TOUCHSTONE_FAILPOINT=NAME[@N][,…]` makes the
-//! named step fail (from its N-th call on): `store_add` (storing a
-//! measurement), `store_curve` (storing a curve's N-th point) and
-//! `build_case` (building a case mid-run). The integration
-//! tests use it to prove that those exits finish the stored run; nothing
-//! else sets it.
+//! Fault injection for tests: `TOUCHSTONE_FAILPOINT=NAME[@N[-M]][,…]` makes
+//! the named step fail (from its N-th call on, or from the N-th to the M-th):
+//! `store_add` (an attempt to store a measurement), `store_curve` (storing a
+//! curve of N points) and `build_case` (building a case mid-run). The
+//! integration tests use it to prove that those exits finish the stored run
+//! and that a refused result is kept and stored later; nothing else sets it.
 
 use std::path::PathBuf;
 
@@ -67,6 +74,19 @@ pub struct Session {
     interrupted: bool,
     /// Set by `finish`; a session dropped without it stores its run as failed.
     finished: bool,
+    /// Measurements (indexes into the run's) the store has not taken yet,
+    /// oldest first.
+    unstored: Vec<usize>,
+    /// Curves (indexes) whose newest points the store has not taken yet.
+    unstored_curves: Vec<usize>,
+    /// Why the store last refused a result; a full disk stops the run.
+    store_error: Option<StoreError>,
+    /// Attempts to store a measurement (for the `store_add` failpoint).
+    store_attempts: usize,
+    /// The cases the command plans, in order, and how many have started:
+    /// the rest are named as not run when the run stops early.
+    cases: Vec<String>,
+    started: usize,
 }
 
 /// The build profile, recorded with every run (debug builds measure the
@@ -99,7 +119,13 @@ pub fn failpoint(name: &str, call: usize) -> bool {
     spec.to_string_lossy()
         .split(',')
         .any(|f| match f.split_once('@') {
-            Some((n, from)) => n == name && from.parse::<usize>().is_ok_and(|from| call >= from),
+            Some((n, range)) if n == name => {
+                let (from, to) = range.split_once('-').unwrap_or((range, ""));
+                let from = from.parse::<usize>().unwrap_or(usize::MAX);
+                let to = to.parse::<usize>().unwrap_or(usize::MAX);
+                (from..=to).contains(&call)
+            }
+            Some(_) => false,
             None => f == name,
         })
 }
@@ -171,6 +197,12 @@ impl Session {
             failures: Vec::new(),
             interrupted: false,
             finished: false,
+            unstored: Vec::new(),
+            unstored_curves: Vec::new(),
+            store_error: None,
+            store_attempts: 0,
+            cases: Vec::new(),
+            started: 0,
         })
     }
 
@@ -186,9 +218,111 @@ impl Session {
         self.interrupted
     }
 
-    /// The next case begins (advances the progress bar).
+    /// The cases the command will measure, in order (one per measurement
+    /// or sweep, as `start_case` is called), so that a run stopped early
+    /// names those it did not reach.
+    pub fn plan_cases(&mut self, names: Vec<String>) {
+        self.cases = names;
+    }
+
+    /// The next case begins (advances the progress bar); results the store
+    /// refused before are tried again first.
     pub fn start_case(&mut self, name: &str) {
+        self.started += 1;
+        // A full disk is remembered and stops the case (`stopped`).
+        let _ = self.flush();
         self.progress.start_case(name);
+    }
+
+    /// The error that stops the run before its next case: a full disk.
+    fn stopped(&self) -> Result<(), CliError> {
+        match &self.store_error {
+            Some(StoreError::Full(path)) => Err(StoreError::Full(path.clone()).into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Offer the store every result it has not taken yet, oldest first.
+    /// A refusal keeps them (and says so once); only a full disk is an
+    /// error, since nothing more can be stored.
+    fn flush(&mut self) -> Result<(), CliError> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        let waiting = self.unstored.len() + self.unstored_curves.len();
+        if waiting == 0 {
+            return Ok(());
+        }
+        let mut refused = None;
+        while let Some(&i) = self.unstored.first() {
+            self.store_attempts += 1;
+            let stored = if failpoint("store_add", self.store_attempts) {
+                Err(StoreError::Io {
+                    path: store.path().to_path_buf(),
+                    source: std::io::Error::other("failpoint store_add"),
+                })
+            } else {
+                store.add_measurement(&self.run.id, &self.run.measurements[i])
+            };
+            match stored {
+                Ok(()) => {
+                    self.unstored.remove(0);
+                }
+                Err(e) => {
+                    refused = Some((self.run.measurements[i].name.clone(), e));
+                    break;
+                }
+            }
+        }
+        while let (None, Some(&seq)) = (&refused, self.unstored_curves.first()) {
+            let curve = &self.run.curves[seq];
+            let stored = if failpoint("store_curve", curve.points.len()) {
+                Err(StoreError::Io {
+                    path: store.path().to_path_buf(),
+                    source: std::io::Error::other("failpoint store_curve"),
+                })
+            } else {
+                store.put_curve(&self.run.id, seq, curve)
+            };
+            match stored {
+                Ok(()) => {
+                    self.unstored_curves.remove(0);
+                }
+                Err(e) => refused = Some((curve.workload.clone(), e)),
+            }
+        }
+        let left = self.unstored.len() + self.unstored_curves.len();
+        match refused {
+            None => {
+                if self.store_error.take().is_some() {
+                    self.progress.line(&format!(
+                        "stored {waiting} result(s) that had waited for the store"
+                    ));
+                }
+                Ok(())
+            }
+            Some((name, e)) => {
+                let text = e.to_string();
+                let full = e.is_full();
+                if full {
+                    self.progress.line(&format!(
+                        "could not store {name}: {text}; the run stops here, and what it \
+                         measured is printed below"
+                    ));
+                } else if self.store_error.as_ref().map(|e| e.to_string()) != Some(text.clone()) {
+                    self.progress.line(&format!(
+                        "could not store {name} yet: {text}; {left} result(s) kept in \
+                         memory and tried again before the next case and at the end"
+                    ));
+                }
+                self.store_error = Some(e);
+                if full {
+                    self.stopped()
+                } else {
+                    Ok(())
+                }
+            }
+        }
     }
 
     /// A case that could not be measured: reported now, counted, and named
@@ -200,8 +334,8 @@ impl Session {
 
     /// Measure one case and store its measurement. A measurement failure is
     /// noted (`fail`) and an interruption remembered: neither is an error
-    /// here. An error is returned only when the measurement cannot be
-    /// stored.
+    /// here. An error is returned only when the disk is full: the run
+    /// stops.
     pub fn measure(
         &mut self,
         label: &CaseLabel,
@@ -210,6 +344,7 @@ impl Session {
         baseline: Option<(&str, &mut dyn Benchmark)>,
         plan: &Plan,
     ) -> Result<(), CliError> {
+        self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
             Ok(m) => {
                 let [fig, _, rel] = terminal::figure_cells(&m);
@@ -237,8 +372,8 @@ impl Session {
     /// operation; no points yet), keeping the curve in the run and storing
     /// it as each point is measured. As with `measure`, a failed sweep is a
     /// failed case (its points so far kept) and an interruption is
-    /// remembered; an error is returned only when the curve cannot be
-    /// stored.
+    /// remembered; an error is returned only when the disk is full. A
+    /// curve the store refuses is kept and stored whole later.
     pub fn sweep(
         &mut self,
         name: &str,
@@ -246,6 +381,7 @@ impl Session {
         curve: Curve,
         plan: &SweepPlan,
     ) -> Result<(), CliError> {
+        self.stopped()?;
         let seq = self.run.curves.len();
         self.run.curves.push(curve);
         let mut sink = PointSink {
@@ -269,26 +405,24 @@ impl Session {
             Err(WorkloadError::Interrupted) => self.interrupted = true,
             Err(e) => self.fail(format!("{name}: {e}")),
         }
-        Ok(stored?)
+        if stored.is_err() {
+            // The sink stopped storing at its first refusal: the whole
+            // curve is offered again with the other waiting results.
+            self.unstored_curves.push(seq);
+            self.flush()?;
+        }
+        Ok(())
     }
 
     /// Keep a finished measurement and commit it to the store. It is kept
-    /// (printed, in --json) even when storing it fails.
+    /// (printed, in --json) whatever the store says, and offered to it
+    /// again later if refused.
     pub fn record(&mut self, m: Measurement) -> Result<(), CliError> {
         self.run.measurements.push(m);
-        let Some(store) = self.store.as_mut() else {
-            return Ok(());
-        };
-        if failpoint("store_add", self.run.measurements.len()) {
-            return Err(StoreError::Io {
-                path: store.path().to_path_buf(),
-                source: std::io::Error::other("failpoint store_add"),
-            }
-            .into());
+        if self.store.is_some() {
+            self.unstored.push(self.run.measurements.len() - 1);
         }
-        let m = self.run.measurements.last().expect("just pushed");
-        store.add_measurement(&self.run.id, m)?;
-        Ok(())
+        self.flush()
     }
 
     /// The measurements kept so far.
@@ -311,14 +445,36 @@ impl Session {
             }
             text
         });
-        match body {
-            Err(e) => {
-                let reason = match failed {
-                    Some(f) => format!("{e}; {f}"),
-                    None => e.to_string(),
-                };
-                (RunStatus::Failed, Some(reason))
+        let waiting = self.unstored.len() + self.unstored_curves.len();
+        let unstored = match (&self.store_error, waiting) {
+            // The error that stopped the run says why already.
+            (Some(_), n) if n > 0 && body.is_err() => {
+                Some(format!("{n} result(s) printed but not stored"))
             }
+            (Some(e), n) if n > 0 => Some(format!("{n} result(s) printed but not stored: {e}")),
+            _ => None,
+        };
+        let not_run = (body.is_err() && self.started < self.cases.len()).then(|| {
+            let rest = &self.cases[self.started..];
+            let mut text = format!(
+                "{} case(s) not run: {}",
+                rest.len(),
+                rest[..rest.len().min(REASONS_SHOWN)].join(", ")
+            );
+            if rest.len() > REASONS_SHOWN {
+                text += &format!(" and {} more", rest.len() - REASONS_SHOWN);
+            }
+            text
+        });
+        let joined = |first: Option<String>| {
+            let parts: Vec<String> = [first, unstored.clone(), not_run.clone(), failed.clone()]
+                .into_iter()
+                .flatten()
+                .collect();
+            (!parts.is_empty()).then(|| parts.join("; "))
+        };
+        match body {
+            Err(e) => (RunStatus::Failed, joined(Some(e.to_string()))),
             Ok(()) if self.interrupted => {
                 let points: usize = self.run.curves.iter().map(|c| c.points.len()).sum();
                 let curves = if self.run.curves.is_empty() {
@@ -328,13 +484,13 @@ impl Session {
                 };
                 (
                     RunStatus::Interrupted,
-                    Some(format!(
+                    joined(Some(format!(
                         "interrupted by a signal (Ctrl-C, SIGTERM or SIGHUP) after {} measurement(s){curves}",
                         self.run.measurements.len()
-                    )),
+                    ))),
                 )
             }
-            Ok(()) if failed.is_some() => (RunStatus::Failed, failed),
+            Ok(()) if unstored.is_some() || failed.is_some() => (RunStatus::Failed, joined(None)),
             Ok(()) => (RunStatus::Complete, None),
         }
     }
@@ -361,6 +517,11 @@ impl Session {
         as_json: bool,
         notes: impl FnOnce(&Run) -> String,
     ) -> Result<(), CliError> {
+        // A last chance for results the store refused; on a full disk the
+        // little room left is kept for closing the run.
+        if !self.store_error.as_ref().is_some_and(StoreError::is_full) {
+            let _ = self.flush();
+        }
         let (status, reason) = self.ending(&body);
         let closed = self.close(status, reason);
         self.progress.finish();
@@ -382,12 +543,27 @@ impl Session {
                 terminal::curves(&run.curves),
                 notes(run)
             );
-            if let (Some(s), Ok(())) = (&self.store, &closed) {
-                println!("stored as run {} in {}", run.id, s.path().display());
+            let waiting = self.unstored.len() + self.unstored_curves.len();
+            match (&self.store, &closed) {
+                (Some(s), Ok(())) if waiting == 0 => {
+                    println!("stored as run {} in {}", run.id, s.path().display())
+                }
+                (Some(s), Ok(())) => println!(
+                    "stored as run {} in {}, without {waiting} result(s) the store refused \
+                     (shown above)",
+                    run.id,
+                    s.path().display()
+                ),
+                _ => {}
             }
         }
         body?;
         closed?;
+        if self.unstored.len() + self.unstored_curves.len() > 0 {
+            if let Some(e) = self.store_error.take() {
+                return Err(e.into());
+            }
+        }
         if status == RunStatus::Interrupted {
             return Err(CliError::Interrupted(run.id.clone()));
         }

@@ -60,8 +60,12 @@ pub struct RunRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    /// Still measuring, or the process died without a word (a crash).
+    /// Still measuring: the process that owns it is alive.
     Running,
+    /// Stored as running, but the process that owned it is gone (killed,
+    /// crashed, or the machine rebooted). Never stored: the store reports a
+    /// `running` run whose owner is gone as crashed when it is read.
+    Crashed,
     Complete,
     /// Stopped by the user (Ctrl-C); the measurements kept are whole.
     Interrupted,
@@ -73,6 +77,7 @@ impl RunStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
+            RunStatus::Crashed => "crashed",
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",

@@ -6,32 +6,55 @@
 //!   most the measurement in progress and never touches earlier runs;
 //! - the database is marked with an application id; a SQLite file that is not
 //!   ours is refused, never modified;
-//! - a database locked by another process is reported as such after a short
-//!   wait, never overwritten.
+//! - several processes share one store: every transaction that writes
+//!   begins as a writer (`BEGIN IMMEDIATE`, SQLite's guidance for WAL: a
+//!   read that later upgrades gets SQLITE_BUSY at once, past the busy
+//!   handler), so a writer waits up to `BUSY_TIMEOUT` for another and only
+//!   then reports the store locked;
+//! - each run records the process that owns it (`owner`): a `running` run
+//!   whose owner is gone reads as `crashed`;
+//! - reading needs no write access: `Open::ReadOnly` reads a store on a
+//!   read-only file or file system, or on a full disk whose `-shm` file
+//!   cannot be grown (see `open_read_only`);
+//! - a full disk is reported as such (`StoreError::Full`), and a stored
+//!   document that does not parse is reported naming its run
+//!   (`StoreError::Unreadable`), so readers can skip it and
+//!   `delete_runs` can remove it.
 //!
 //! A run's header, each measurement and each load curve are stored as JSON
 //! documents of the results model (the exchange format), with the columns
 //! needed to find them. A curve's row is rewritten as each of its points is
 //! measured, so a crash mid-sweep keeps the points before it.
 //!
-//! Schema versions: 1, runs and measurements; 2 adds the `curves` table. A
-//! version-1 store is brought to version 2 when opened (one transaction that
-//! only adds the empty table); nothing already stored changes.
+//! Schema versions: 1, runs and measurements; 2 adds the `curves` table; 3
+//! adds the owner columns of `runs` (`owner_pid`, `owner_boot`,
+//! `owner_start`, `owner_pidns`). An older store is brought to the current
+//! version when opened for writing (one transaction that only adds the
+//! empty table and the empty columns); nothing already stored changes.
+//! Opened read-only, an older store is read as it is.
 
+mod owner;
+mod reserve;
+
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::curve::Curve;
 pub use crate::model::RunRow;
-use crate::model::{Measurement, Run};
+use crate::model::{Measurement, Run, RunStatus};
+pub use owner::{Liveness, Owner};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 /// How long an operation waits for another process's lock before the store
-/// is reported locked.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2000);
+/// is reported locked. Writers hold the lock for milliseconds (one
+/// measurement, one run header); generous, so that a farm node's several
+/// runs and a report read during them never see each other.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -40,9 +63,14 @@ pub enum StoreError {
     #[error("{0}: a SQLite database that is not a touchstone store; refusing to touch it (choose another path with --db)")]
     Foreign(PathBuf),
     #[error(
-        "{0}: the database is locked by another process; wait for it to finish or use another --db"
+        "{0}: the database is locked by another process (waited {secs} s); wait for it to finish or use another --db",
+        secs = BUSY_TIMEOUT.as_secs()
     )]
     Locked(PathBuf),
+    #[error("{0}: disk full — no space left on the file system that holds the store; free some space and run again")]
+    Full(PathBuf),
+    #[error("{0}: the store cannot be written here (a read-only file or file system); reading commands still work")]
+    ReadOnly(PathBuf),
     #[error("{0}: store schema version {1} is newer than this touchstone understands ({SCHEMA_VERSION}); upgrade touchstone")]
     TooNew(PathBuf, i32),
     #[error(
@@ -53,6 +81,16 @@ pub enum StoreError {
     NoSuchRun(String),
     #[error("'{0}' matches several runs: {1}; give more of the id")]
     Ambiguous(String, String),
+    #[error("run {0} is still running (process {1}); let it finish or stop it first")]
+    StillRunning(String, i64),
+    #[error(
+        "{path}: run {id} cannot be read: {message}; `touchstone runs delete {id}` removes it"
+    )]
+    Unreadable {
+        path: PathBuf,
+        id: String,
+        message: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -67,16 +105,50 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the disk is full: a run stops measuring (what it measures
+    /// next could not be stored either) and finishes with what it has.
+    pub fn is_full(&self) -> bool {
+        matches!(self, StoreError::Full(_))
+    }
+}
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The schema version of the file (older than `SCHEMA_VERSION` only when
+    /// opened read-only: writers upgrade it).
+    version: i32,
+    /// What the reader should know about how the store was read (e.g. recent
+    /// results that could not be read from a full or read-only disk).
+    notices: Vec<String>,
 }
 
-/// Whether opening may create a new, empty store.
+/// How a store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Open {
+    /// For writing; a new, empty store is created if there is none.
     CreateIfMissing,
+    /// For writing an existing store.
     MustExist,
+    /// For reading an existing store: never writes, works on read-only
+    /// files and file systems.
+    ReadOnly,
+}
+
+/// How a read-only connection reaches the file, in the order tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadAccess {
+    /// Read-only, sharing the WAL index (`-shm`) with writers: sees
+    /// everything, needs the `-shm` file usable.
+    Shared,
+    /// Read-write with `locking_mode=EXCLUSIVE`: the WAL index is kept in
+    /// the process's memory, no `-shm` needed (SQLite's wal.html, "Use of
+    /// WAL without shared memory"); sees the WAL. Blocks writers while open.
+    Exclusive,
+    /// `immutable=1`: reads the database file alone, no locks, no `-shm`
+    /// (SQLite's uri.html); what is still only in the WAL is not seen.
+    Immutable,
 }
 
 impl Store {
@@ -95,10 +167,15 @@ impl Store {
         &self.path
     }
 
+    /// Notes on how the store was read, for the user (empty normally).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
     pub fn open(path: &Path, mode: Open) -> Result<Store, StoreError> {
         let path = path.to_path_buf();
         if !path.exists() {
-            if mode == Open::MustExist {
+            if mode != Open::CreateIfMissing {
                 return Err(StoreError::Missing(path));
             }
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -113,15 +190,135 @@ impl Store {
                 source: std::io::Error::other("is a directory, not a database file"),
             });
         }
+        if mode == Open::ReadOnly {
+            return Store::open_read_only(path);
+        }
         let conn = Connection::open(&path).map_err(|e| map_err(&path, e))?;
-        let mut store = Store { conn, path };
-        store.prepare_schema()?;
+        let mut store = Store {
+            conn,
+            path,
+            version: 0,
+            notices: Vec::new(),
+        };
+        match store.prepare_schema() {
+            // SQLite opens a file it may not write read-only without a
+            // word, and fails later on the -shm file or the first write:
+            // say plainly that this store cannot be written here.
+            Err(e) if is_access_error(&e) && !writable(&store.path) => {
+                Err(StoreError::ReadOnly(store.path.clone()))
+            }
+            Err(e) => Err(e),
+            Ok(()) => Ok(store),
+        }
+    }
+
+    /// Open for reading, never writing. The normal way shares the WAL
+    /// index (`-shm`) with writers; where that file cannot be created or
+    /// grown — a read-only directory or file system, a full disk that left
+    /// a 3-byte `-shm` behind — SQLite's own remedies are tried: the WAL
+    /// index in private memory (exclusive locking), then the database file
+    /// alone (`immutable=1`), saying what the latter cannot see.
+    fn open_read_only(path: PathBuf) -> Result<Store, StoreError> {
+        let first = match Store::connect_read_only(&path, ReadAccess::Shared) {
+            Ok(s) => return Ok(s),
+            Err(e) if !is_access_error(&e) => return Err(e),
+            Err(e) => e,
+        };
+        let wal = std::fs::metadata(sidecar(&path, "-wal")).map_or(0, |m| m.len());
+        if wal > 0 {
+            if let Ok(s) = Store::connect_read_only(&path, ReadAccess::Exclusive) {
+                return Ok(s);
+            }
+        }
+        let mut store =
+            Store::connect_read_only(&path, ReadAccess::Immutable).map_err(|_| first)?;
+        if wal > 0 {
+            store.notices.push(format!(
+                "{}: {wal} bytes of the newest results are in its write-ahead log, which \
+                 cannot be read here; they are not shown (free space on, or allow writing \
+                 to, the store's directory, and read again)",
+                store.path.display()
+            ));
+        }
         Ok(store)
+    }
+
+    fn connect_read_only(path: &Path, access: ReadAccess) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = match access {
+            ReadAccess::Shared => {
+                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+            }
+            ReadAccess::Exclusive => {
+                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+            }
+            ReadAccess::Immutable => Connection::open_with_flags(
+                format!("{}?immutable=1", file_uri(path)),
+                flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
+            ),
+        }
+        .map_err(|e| map_err(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| map_err(path, e))?;
+        if access == ReadAccess::Exclusive {
+            // Must precede the first access to take effect.
+            conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+                .map_err(|e| map_err(path, e))?;
+        }
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            version: 0,
+            notices: Vec::new(),
+        };
+        let (app_id, tables, version) = store.read_identity()?;
+        if app_id != APPLICATION_ID {
+            return Err(if app_id == 0 && tables == 0 {
+                // Created but never initialised: nothing stored yet.
+                StoreError::Missing(store.path.clone())
+            } else {
+                StoreError::Foreign(store.path.clone())
+            });
+        }
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew(store.path.clone(), version));
+        }
+        store.version = version;
+        // A query, not just the header: the reading that fails on a broken
+        // `-shm` happens here, while the fallbacks can still be tried.
+        store
+            .conn
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| store.err(e))?;
+        Ok(store)
+    }
+
+    /// The application id, table count and schema version, in one read
+    /// transaction so the three are of one moment: read apart, a store
+    /// another process creates in between would look foreign (no
+    /// application id yet, then tables).
+    fn read_identity(&mut self) -> Result<(i32, i64, i32), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| map_err(&path, e))?;
+        let read = |sql: &str| -> Result<i64, StoreError> {
+            tx.query_row(sql, [], |r| r.get(0))
+                .map_err(|e| map_err(&path, e))
+        };
+        let got = (
+            read("PRAGMA application_id")? as i32,
+            read("SELECT count(*) FROM sqlite_master")?,
+            read("PRAGMA user_version")? as i32,
+        );
+        tx.commit().map_err(|e| map_err(&path, e))?;
+        Ok(got)
     }
 
     /// The JSON documents a run keeps in `table` (measurements or curves),
     /// in the order they were stored.
     fn docs(&self, table: &'static str, id: &str) -> Result<Vec<String>, StoreError> {
+        if table == "curves" && self.version < 2 {
+            return Ok(Vec::new());
+        }
         let mut st = self
             .conn
             .prepare(&format!(
@@ -144,26 +341,7 @@ impl Store {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.err(e))?;
-        // One read transaction, so the three are of one moment: read apart,
-        // a store another process creates in between would look foreign
-        // (no application id yet, then tables).
-        let (app_id, tables, version) = {
-            let tx = self
-                .conn
-                .transaction()
-                .map_err(|e| map_err(&self.path, e))?;
-            let read = |sql: &str| -> Result<i64, StoreError> {
-                tx.query_row(sql, [], |r| r.get(0))
-                    .map_err(|e| map_err(&self.path, e))
-            };
-            let got = (
-                read("PRAGMA application_id")? as i32,
-                read("SELECT count(*) FROM sqlite_master")?,
-                read("PRAGMA user_version")? as i32,
-            );
-            tx.commit().map_err(|e| map_err(&self.path, e))?;
-            got
-        };
+        let (app_id, tables, version) = self.read_identity()?;
         if app_id == APPLICATION_ID {
             if version > SCHEMA_VERSION {
                 return Err(StoreError::TooNew(self.path.clone(), version));
@@ -197,43 +375,51 @@ impl Store {
         self.conn
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| self.err(e))?;
-        if app_id == 0 {
-            // Every write transaction begins as a writer (BEGIN IMMEDIATE):
-            // a deferred one that upgrades from reading gets SQLITE_BUSY at
-            // once, without the busy timeout, when another process creates
-            // the same store or writes to it (SQLite's guidance for WAL).
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|e| map_err(&self.path, e))?;
-            tx.execute_batch(&format!(
-                "{SCHEMA_V1}
-                 {CURVES_TABLE}
-                 PRAGMA application_id = {APPLICATION_ID};
-                 PRAGMA user_version = {SCHEMA_VERSION};"
-            ))
-            .map_err(|e| map_err(&self.path, e))?;
-            tx.commit().map_err(|e| map_err(&self.path, e))?;
-        } else if version < SCHEMA_VERSION {
+        if app_id == 0 || version < SCHEMA_VERSION {
             self.upgrade()?;
         }
+        self.version = SCHEMA_VERSION;
         Ok(())
     }
 
-    /// Bring an older store of ours to the current schema, in one
-    /// transaction (another process may have upgraded it meanwhile: every
-    /// step is idempotent).
+    /// Create the schema in a new file, or bring an older store of ours to
+    /// the current version: one write transaction that reads again which
+    /// version it starts from, since another process may have created or
+    /// upgraded the store between our first look and our lock.
     fn upgrade(&mut self) -> Result<(), StoreError> {
+        let path = self.path.clone();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
-        tx.execute_batch(&format!(
-            "{CURVES_TABLE}
-             PRAGMA user_version = {SCHEMA_VERSION};"
-        ))
-        .map_err(|e| map_err(&self.path, e))?;
-        tx.commit().map_err(|e| map_err(&self.path, e))
+            .map_err(|e| map_err(&path, e))?;
+        let app_id: i32 = tx
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(|e| map_err(&path, e))?;
+        let from: i32 = if app_id == APPLICATION_ID {
+            tx.query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| map_err(&path, e))?
+        } else {
+            0
+        };
+        if from < SCHEMA_VERSION {
+            let mut steps = String::new();
+            if from < 1 {
+                steps += SCHEMA_V1;
+            }
+            if from < 2 {
+                steps += CURVES_TABLE;
+            }
+            if from < 3 {
+                steps += OWNER_COLUMNS;
+            }
+            tx.execute_batch(&format!(
+                "{steps}
+                 PRAGMA application_id = {APPLICATION_ID};
+                 PRAGMA user_version = {SCHEMA_VERSION};"
+            ))
+            .map_err(|e| map_err(&path, e))?;
+        }
+        tx.commit().map_err(|e| map_err(&path, e))
     }
 }
 
@@ -265,15 +451,98 @@ const CURVES_TABLE: &str = "CREATE TABLE IF NOT EXISTS curves (
                      PRIMARY KEY (run_id, seq)
                  );";
 
+/// Added in schema version 3: the process that writes a run (see `Owner`);
+/// empty for imported runs and runs stored before.
+const OWNER_COLUMNS: &str = "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+                 ALTER TABLE runs ADD COLUMN owner_boot TEXT;
+                 ALTER TABLE runs ADD COLUMN owner_start INTEGER;
+                 ALTER TABLE runs ADD COLUMN owner_pidns TEXT;";
+
+/// What a reader makes of a run stored as `running`: still running, or
+/// crashed, and why.
+fn running_or_crashed(owner: Option<Owner>, hostname: &str) -> (RunStatus, Option<String>) {
+    match owner {
+        None => (
+            RunStatus::Crashed,
+            Some(
+                "no process owns it (stored by an older touchstone, or imported) and it \
+                 never finished"
+                    .into(),
+            ),
+        ),
+        Some(o) => match o.liveness(hostname) {
+            Liveness::Gone(why) => (RunStatus::Crashed, Some(why)),
+            Liveness::Alive | Liveness::Unknown => (RunStatus::Running, None),
+        },
+    }
+}
+
 impl Store {
-    /// Record a new run (its header, without measurements) as running.
+    /// The owner columns as a SELECT list over `runs r` (NULLs before
+    /// schema version 3).
+    fn owner_columns(&self) -> &'static str {
+        if self.version >= 3 {
+            "r.owner_pid, r.owner_boot, r.owner_start, r.owner_pidns"
+        } else {
+            "NULL, NULL, NULL, NULL"
+        }
+    }
+
+    /// The owner of a run, from four columns starting at `at`.
+    fn owner_at(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Owner>> {
+        let pid: Option<i64> = r.get(at)?;
+        let boot: Option<String> = r.get(at + 1)?;
+        let start: Option<i64> = r.get(at + 2)?;
+        let ns: Option<String> = r.get(at + 3)?;
+        Ok(match (pid, boot, start, ns) {
+            (Some(pid), Some(boot), Some(start), Some(pid_namespace)) => Some(Owner {
+                pid,
+                boot,
+                start,
+                pid_namespace,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Record a new run (its header, without measurements) as running,
+    /// owned by this process.
     pub fn begin_run(&mut self, run: &Run) -> Result<(), StoreError> {
+        let owner = Owner::current();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&self.path, e))?;
-        insert_header(&tx, run).map_err(|e| map_err(&self.path, e))?;
-        tx.commit().map_err(|e| map_err(&self.path, e))
+        insert_header(&tx, run, Some(&owner)).map_err(|e| map_err(&self.path, e))?;
+        tx.commit().map_err(|e| map_err(&self.path, e))?;
+        for id in reserve::held(&self.path) {
+            if !self.may_be_running(&id) {
+                reserve::release(&self.path, &id);
+            }
+        }
+        reserve::make(&self.path, &run.id);
+        Ok(())
+    }
+
+    /// Whether run `id` is stored as running by a process that is (or may
+    /// be: another machine's) alive.
+    fn may_be_running(&self, id: &str) -> bool {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT r.status, r.hostname, {} FROM runs r WHERE r.id = ?1",
+                    self.owner_columns()
+                ),
+                [id],
+                |r| {
+                    let status: String = r.get(0)?;
+                    let hostname: String = r.get(1)?;
+                    Ok(status == RunStatus::Running.as_str()
+                        && running_or_crashed(Store::owner_at(r, 2)?, &hostname).0
+                            == RunStatus::Running)
+                },
+            )
+            .unwrap_or(false)
     }
 
     /// Commit one finished measurement of a run.
@@ -307,7 +576,19 @@ impl Store {
 
     /// Close a run: its status, end time, reason and run-level warnings are
     /// taken from `run` (its measurements are already stored).
+    /// On a full disk, the room set aside when the run began is given back
+    /// and the close tried again.
     pub fn finish_run(&mut self, run: &Run) -> Result<(), StoreError> {
+        let mut closed = self.close_run(run);
+        if closed.as_ref().is_err_and(StoreError::is_full) {
+            reserve::release(&self.path, &run.id);
+            closed = self.close_run(run);
+        }
+        reserve::release(&self.path, &run.id);
+        closed
+    }
+
+    fn close_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let run_id = run.id.as_str();
         let tx = self
             .conn
@@ -338,26 +619,41 @@ impl Store {
         tx.commit().map_err(|e| map_err(&self.path, e))
     }
 
-    /// All runs, oldest first.
+    /// All runs, oldest first. A `running` run whose owner is gone is listed
+    /// as `crashed`.
     pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let curves = if self.version >= 2 {
+            "(SELECT count(*) FROM curves c WHERE c.run_id = r.id)"
+        } else {
+            "0"
+        };
         let mut st = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT r.id, r.label, r.hostname, r.started_at, r.status,
                         (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
-                        (SELECT count(*) FROM curves c WHERE c.run_id = r.id)
+                        {curves}, {}
                  FROM runs r ORDER BY r.seq",
-            )
+                self.owner_columns()
+            ))
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map([], |r| {
                 let started: String = r.get(3)?;
+                let hostname: String = r.get(2)?;
+                let mut status: String = r.get(4)?;
+                if status == RunStatus::Running.as_str() {
+                    status = running_or_crashed(Store::owner_at(r, 7)?, &hostname)
+                        .0
+                        .as_str()
+                        .into();
+                }
                 Ok(RunRow {
                     id: r.get(0)?,
                     label: r.get(1)?,
-                    hostname: r.get(2)?,
+                    hostname,
                     started_at: started.parse().unwrap_or_default(),
-                    status: r.get(4)?,
+                    status,
                     measurements: r.get::<_, i64>(5)? as u64,
                     curves: r.get::<_, i64>(6)? as u64,
                 })
@@ -409,30 +705,135 @@ impl Store {
         }
     }
 
-    /// A whole run with its measurements and curves.
+    /// A whole run with its measurements and curves. A `running` run whose
+    /// owner is gone comes back `crashed`, with the reason. A stored
+    /// document of the run that does not parse is `StoreError::Unreadable`.
     pub fn load_run(&self, id: &str) -> Result<Run, StoreError> {
-        let header: Option<String> = self
+        let found = self
             .conn
-            .query_row("SELECT header FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                &format!(
+                    "SELECT r.header, r.hostname, {} FROM runs r WHERE r.id = ?1",
+                    self.owner_columns()
+                ),
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        Store::owner_at(r, 2)?,
+                    ))
+                },
+            )
             .optional()
             .map_err(|e| self.err(e))?;
-        let header = header.ok_or_else(|| StoreError::NoSuchRun(id.into()))?;
-        let corrupt = |e: serde_json::Error| StoreError::Corrupt {
+        let (header, hostname, owner) = found.ok_or_else(|| StoreError::NoSuchRun(id.into()))?;
+        let unreadable = |what: String| StoreError::Unreadable {
             path: self.path.clone(),
-            message: format!("run {id}: {e}"),
+            id: id.into(),
+            message: what,
         };
-        let mut run: Run = serde_json::from_str(&header).map_err(corrupt)?;
-        run.measurements = self
-            .docs("measurements", id)?
-            .iter()
-            .map(|d| serde_json::from_str(d).map_err(corrupt))
-            .collect::<Result<_, _>>()?;
-        run.curves = self
-            .docs("curves", id)?
-            .iter()
-            .map(|d| serde_json::from_str(d).map_err(corrupt))
-            .collect::<Result<_, _>>()?;
+        let mut run: Run = serde_json::from_str(&header)
+            .map_err(|e| unreadable(format!("its stored header does not parse ({e})")))?;
+        if run.status == RunStatus::Running {
+            let (status, why) = running_or_crashed(owner, &hostname);
+            run.status = status;
+            if run.reason.is_none() {
+                run.reason = why;
+            }
+        }
+        for (table, what) in [("measurements", "measurement"), ("curves", "load curve")] {
+            for (n, doc) in self.docs(table, id)?.iter().enumerate() {
+                let parsed = |e: serde_json::Error| {
+                    unreadable(format!("its stored {what} #{} does not parse ({e})", n + 1))
+                };
+                if table == "measurements" {
+                    run.measurements
+                        .push(serde_json::from_str(doc).map_err(parsed)?);
+                } else {
+                    run.curves.push(serde_json::from_str(doc).map_err(parsed)?);
+                }
+            }
+        }
         Ok(run)
+    }
+
+    /// Delete runs (ids as stored) with their measurements and curves, in
+    /// one transaction: all or none. A run whose owning process is alive is
+    /// refused. Works on runs whose documents do not parse.
+    pub fn delete_runs(&mut self, ids: &[String]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let owner_columns = self.owner_columns();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| map_err(&path, e))?;
+        for id in ids {
+            let found = tx
+                .query_row(
+                    &format!(
+                        "SELECT r.status, r.hostname, {owner_columns} FROM runs r WHERE r.id = ?1"
+                    ),
+                    [id],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            Store::owner_at(r, 2)?,
+                        ))
+                    },
+                )
+                .optional()
+                .map_err(|e| map_err(&path, e))?;
+            let Some((status, hostname, owner)) = found else {
+                return Err(StoreError::NoSuchRun(id.clone()));
+            };
+            if let (true, Some(o)) = (status == RunStatus::Running.as_str(), &owner) {
+                if o.liveness(&hostname) == Liveness::Alive {
+                    return Err(StoreError::StillRunning(id.clone(), o.pid));
+                }
+            }
+            tx.execute("DELETE FROM measurements WHERE run_id = ?1", [id])
+                .map_err(|e| map_err(&path, e))?;
+            tx.execute("DELETE FROM curves WHERE run_id = ?1", [id])
+                .map_err(|e| map_err(&path, e))?;
+            tx.execute("DELETE FROM runs WHERE id = ?1", [id])
+                .map_err(|e| map_err(&path, e))?;
+        }
+        tx.commit().map_err(|e| map_err(&path, e))?;
+        for id in ids {
+            reserve::release(&path, id);
+        }
+        Ok(())
+    }
+
+    /// Give a run a new label (`None` removes it), in its column and its
+    /// stored header alike. A header that is not JSON keeps its text.
+    pub fn relabel(&mut self, id: &str, label: Option<&str>) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| map_err(&path, e))?;
+        let header: String = tx
+            .query_row("SELECT header FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| map_err(&path, e))?
+            .ok_or_else(|| StoreError::NoSuchRun(id.into()))?;
+        // Edited as a JSON value, so fields this version does not know stay.
+        let header = match serde_json::from_str::<serde_json::Value>(&header) {
+            Ok(mut v) if v.is_object() => {
+                v["label"] = label.map_or(serde_json::Value::Null, |l| l.into());
+                v.to_string()
+            }
+            _ => header,
+        };
+        tx.execute(
+            "UPDATE runs SET label = ?2, header = ?3 WHERE id = ?1",
+            params![id, label, header],
+        )
+        .map_err(|e| map_err(&path, e))?;
+        tx.commit().map_err(|e| map_err(&path, e))
     }
 
     /// Store whole runs (an import) in one transaction: all or nothing.
@@ -453,7 +854,8 @@ impl Store {
                 skipped.push(run.id.clone());
                 continue;
             }
-            insert_header(&tx, run).map_err(|e| map_err(&self.path, e))?;
+            // No owner: no process here writes an imported run.
+            insert_header(&tx, run, None).map_err(|e| map_err(&self.path, e))?;
             for (seq, m) in run.measurements.iter().enumerate() {
                 insert_measurement(&tx, &run.id, seq as i64, m)
                     .map_err(|e| map_err(&self.path, e))?;
@@ -467,7 +869,11 @@ impl Store {
     }
 }
 
-fn insert_header(tx: &rusqlite::Transaction, run: &Run) -> rusqlite::Result<()> {
+fn insert_header(
+    tx: &rusqlite::Transaction,
+    run: &Run,
+    owner: Option<&Owner>,
+) -> rusqlite::Result<()> {
     // Measurements and curves have their own tables.
     let mut header = run.clone();
     header.measurements.clear();
@@ -476,8 +882,9 @@ fn insert_header(tx: &rusqlite::Transaction, run: &Run) -> rusqlite::Result<()> 
         r.get(0)
     })?;
     tx.execute(
-        "INSERT INTO runs (id, seq, label, hostname, started_at, status, header)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO runs (id, seq, label, hostname, started_at, status, header,
+                           owner_pid, owner_boot, owner_start, owner_pidns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             run.id,
             seq,
@@ -485,7 +892,11 @@ fn insert_header(tx: &rusqlite::Transaction, run: &Run) -> rusqlite::Result<()> 
             run.host.hostname,
             run.started_at.to_rfc3339(),
             run.status.as_str(),
-            serde_json::to_string(&header).unwrap()
+            serde_json::to_string(&header).unwrap(),
+            owner.map(|o| o.pid),
+            owner.map(|o| o.boot.as_str()),
+            owner.map(|o| o.start),
+            owner.map(|o| o.pid_namespace.as_str()),
         ],
     )?;
     Ok(())
@@ -518,11 +929,107 @@ fn upsert_curve(
     Ok(())
 }
 
+/// `path` with a suffix (SQLite's `-wal`, `-shm` files beside the store).
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// An absolute `file:` URI for `path`, every byte outside the unreserved
+/// set percent-encoded (a '?' or '#' in a file name must not start the
+/// query).
+fn file_uri(path: &Path) -> String {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri += &format!("%{b:02X}");
+        }
+    }
+    uri
+}
+
+/// Whether a read-only open failed for want of access to the files (not for
+/// what the file holds): the cases another way of reading may pass.
+fn is_access_error(e: &StoreError) -> bool {
+    match e {
+        StoreError::Full(_) | StoreError::ReadOnly(_) => true,
+        StoreError::Sqlite { source, .. } => matches!(
+            source.sqlite_error_code(),
+            Some(
+                ErrorCode::CannotOpen
+                    | ErrorCode::ReadOnly
+                    | ErrorCode::SystemIoFailure
+                    | ErrorCode::DiskFull
+                    | ErrorCode::PermissionDenied
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// Whether this process may write the store file and create files beside
+/// it (SQLite's -wal and -shm).
+fn writable(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    [path, dir].iter().all(|p| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: access only reads a NUL-terminated path.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    })
+}
+
+/// Whether the file system holding `path` has no space left for us.
+fn file_system_full(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statvfs fills a zeroed local struct from a NUL-terminated path.
+    unsafe {
+        let mut s: libc::statvfs = std::mem::zeroed();
+        libc::statvfs(c.as_ptr(), &mut s) == 0 && s.f_bavail == 0
+    }
+}
+
 fn map_err(path: &Path, e: rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => StoreError::NotADatabase(path),
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => StoreError::Locked(path),
+        Some(ErrorCode::DiskFull) => StoreError::Full(path),
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly(path),
+        // SQLite reports ENOSPC on some paths (growing the -shm file, a
+        // sync) as a generic I/O error: name it when the disk is full.
+        Some(ErrorCode::SystemIoFailure) if file_system_full(&path) => StoreError::Full(path),
         _ => StoreError::Sqlite { path, source: e },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_escape_what_would_end_the_path() {
+        assert_eq!(
+            file_uri(Path::new("/a b/r?s#t%.sqlite")),
+            "file:/a%20b/r%3Fs%23t%25.sqlite"
+        );
     }
 }

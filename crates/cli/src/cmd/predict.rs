@@ -38,10 +38,7 @@ pub fn predict(store: &Store, a: PredictArgs) -> Result<(), CliError> {
             .map(|s| store.resolve(s))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let runs = ids
-        .iter()
-        .map(|id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()?;
+    let runs = super::stored::load_readable(store, &ids)?;
     let an = analyse(&runs, &a.app, a.max_predictors);
     if an.machines.iter().all(|m| m.app_ns.is_none()) {
         return Err(CliError::Usage(format!(

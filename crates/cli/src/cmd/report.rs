@@ -10,7 +10,7 @@ use touchstone_report::{html, Format};
 use touchstone_results::store::Store;
 use touchstone_results::Run;
 
-use super::stored::write_atomically;
+use super::stored::{load_readable, write_atomically};
 use crate::args::{CompareArgs, ReportArgs, ReportFormat};
 use crate::error::CliError;
 
@@ -42,10 +42,13 @@ fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError> {
             }
         }
     }
-    Ok(ids
-        .iter()
-        .map(|id| store.load_run(id))
-        .collect::<Result<_, _>>()?)
+    let runs = load_readable(store, &ids)?;
+    if runs.is_empty() {
+        return Err(CliError::Usage(
+            "none of the runs can be read (see the warnings above)".into(),
+        ));
+    }
+    Ok(runs)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
@@ -95,8 +98,16 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
 pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
     let base = store.resolve(&a.base)?;
     let mut runs = vec![store.load_run(&base)?];
-    for s in &a.others {
-        runs.push(store.load_run(&store.resolve(s)?)?);
+    let others = a
+        .others
+        .iter()
+        .map(|s| store.resolve(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    runs.extend(load_readable(store, &others)?);
+    if runs.len() == 1 {
+        return Err(CliError::Usage(
+            "none of the runs to compare can be read (see the warnings above)".into(),
+        ));
     }
     let m = matrix(&runs)?;
     let others: Vec<usize> = (1..runs.len()).collect();

@@ -244,6 +244,24 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         },
         &mut plan,
     )?;
+    // One name per `start_case`, so a run stopped early names what it missed.
+    session.plan_cases(
+        selection
+            .cases
+            .iter()
+            .flat_map(|c| {
+                let levels = if c.family.is_workload() {
+                    &[1][..]
+                } else {
+                    &a.parallel[..]
+                };
+                levels.iter().map(move |&p| match p {
+                    1 => c.name.clone(),
+                    p => format!("{} ×{p}", c.name),
+                })
+            })
+            .collect(),
+    );
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }

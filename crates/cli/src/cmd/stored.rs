@@ -1,11 +1,12 @@
-//! Reading stored runs: `runs`, `show`, `export`, and bringing runs in: `import`.
+//! Reading stored runs: `runs`, `show`, `export`; bringing runs in:
+//! `import`; changing them: `runs delete`, `runs relabel`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use touchstone_report::terminal;
-use touchstone_results::json;
-use touchstone_results::store::Store;
+use touchstone_results::store::{Store, StoreError};
+use touchstone_results::{json, Run};
 
 use crate::error::CliError;
 
@@ -48,10 +49,7 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
             .map(|s| store.resolve(s))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let runs = ids
-        .iter()
-        .map(|id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()?;
+    let runs = load_readable(store, &ids)?;
     let text = json::to_string(runs);
     match output {
         None => {
@@ -120,5 +118,111 @@ pub fn import(store: &mut Store, files: &[PathBuf]) -> Result<(), CliError> {
             )
         }
     );
+    Ok(())
+}
+
+/// The runs `ids`, skipping with a warning that names it (and how to
+/// remove it) any run whose stored documents do not parse, so one damaged
+/// run does not hide the others.
+pub fn load_readable(store: &Store, ids: &[String]) -> Result<Vec<Run>, CliError> {
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        match store.load_run(id) {
+            Ok(run) => runs.push(run),
+            Err(e @ StoreError::Unreadable { .. }) => eprintln!("warning: skipped: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(runs)
+}
+
+/// Ask before changing stored runs, when a person is there to answer
+/// (standard input is a terminal) and `--yes` was not given.
+fn confirm(question: &str, yes: bool) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    if yes || unsafe { libc::isatty(libc::STDIN_FILENO) } != 1 {
+        return true;
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// The runs `specs` name, each once, as stored rows (in store order).
+fn named_rows(
+    store: &Store,
+    specs: &[String],
+) -> Result<Vec<touchstone_results::RunRow>, CliError> {
+    let mut ids = Vec::new();
+    for spec in specs {
+        let id = store.resolve(spec)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(store
+        .list_runs()?
+        .into_iter()
+        .filter(|r| ids.contains(&r.id))
+        .collect())
+}
+
+pub fn delete(store: &mut Store, specs: &[String], yes: bool) -> Result<(), CliError> {
+    let rows = named_rows(store, specs)?;
+    eprint!("{}", terminal::runs(&rows));
+    if !confirm(
+        &format!(
+            "delete these {} run(s) and their measurements from {}?",
+            rows.len(),
+            store.path().display()
+        ),
+        yes,
+    ) {
+        println!("nothing deleted");
+        return Ok(());
+    }
+    let ids: Vec<String> = rows.into_iter().map(|r| r.id).collect();
+    store.delete_runs(&ids)?;
+    println!(
+        "deleted {} run(s) from {}: {}",
+        ids.len(),
+        store.path().display(),
+        ids.join(", ")
+    );
+    Ok(())
+}
+
+/// Longest label `relabel` accepts, in characters: a label names a run in
+/// tables and headings.
+const MAX_LABEL_CHARS: usize = 200;
+
+pub fn relabel(store: &mut Store, spec: &str, label: &str, yes: bool) -> Result<(), CliError> {
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Err(CliError::Usage(format!(
+            "the label is longer than {MAX_LABEL_CHARS} characters"
+        )));
+    }
+    if label.chars().any(char::is_control) {
+        return Err(CliError::Usage(
+            "the label holds control characters (newlines, escapes); use plain text".into(),
+        ));
+    }
+    let id = store.resolve(spec)?;
+    let label = Some(label).filter(|l| !l.is_empty());
+    let question = match label {
+        Some(l) => format!("label run {id} '{l}'?"),
+        None => format!("remove the label of run {id}?"),
+    };
+    if !confirm(&question, yes) {
+        println!("nothing changed");
+        return Ok(());
+    }
+    store.relabel(&id, label)?;
+    match label {
+        Some(l) => println!("run {id} is now labelled '{l}'"),
+        None => println!("run {id} has no label now"),
+    }
     Ok(())
 }
