@@ -14,15 +14,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::new(total as u64);
-            b.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-                    .expect("static template")
-                    .progress_chars("=> "),
-            );
-            b
-        });
+        let bar = std::io::stderr().is_terminal().then(|| bar(total));
         Progress {
             bar,
             total,
@@ -64,6 +56,20 @@ impl Progress {
     }
 }
 
+/// The bar: elapsed time, cases done, and the time left (indicatif's
+/// estimate from the pace of the cases so far).
+fn bar(total: usize) -> ProgressBar {
+    let b = ProgressBar::new(total as u64);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta_precise} {msg}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    b
+}
+
 impl Observer for Progress {
     fn phase(&mut self, case: &str, phase: Phase) {
         let Some(b) = &self.bar else { return };
@@ -73,5 +79,62 @@ impl Observer for Progress {
             Phase::Measuring { done, total } => format!("{done}/{total} intervals"),
         };
         b.set_message(format!("{case}: {what}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use indicatif::{ProgressDrawTarget, TermLike};
+
+    use super::*;
+
+    /// A terminal that keeps what is drawn on it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(&format!("{s}\n"))
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_shows_the_time_left() {
+        let screen = Screen::default();
+        let b = bar(4);
+        b.set_draw_target(ProgressDrawTarget::term_like(Box::new(screen.clone())));
+        b.set_message("lat_syscall/null");
+        b.set_position(1);
+        b.tick();
+        let drawn = screen.0.lock().unwrap().clone();
+        assert!(drawn.contains("1/4 ETA "), "{drawn}");
+        assert!(drawn.contains("lat_syscall/null"), "{drawn}");
     }
 }
