@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 /// Examples under `touchstone --help` (and in the man page).
 const MAIN_EXAMPLES: &str = "\
 Examples:
-  touchstone run --quick                 the quick suite (about a minute)
+  touchstone run --quick                 the quick suite (under a minute)
   touchstone run --dry-run               what the default suite would run, and how long
   touchstone run lat_mem_rd bw_mem -r 21 two families, 21 repetitions each
   touchstone app -- make -j8             time a command like hyperfine
@@ -21,7 +21,7 @@ Results go to an SQLite store (--db, $TOUCHSTONE_DB, default ~/.local/share/touc
 const RUN_EXAMPLES: &str = "\
 Examples:
   touchstone run                         the default suite (about 4 minutes)
-  touchstone run --quick                 a smaller, shorter suite (about a minute)
+  touchstone run --quick                 a smaller, shorter suite (under a minute)
   touchstone run --dry-run --quick       list the cases and a time estimate; run nothing
   touchstone run lat_syscall/null,read   two cases of one family
   touchstone run lat_ctx/procs:2,8 -P 1,2 -r 21
