@@ -10,6 +10,10 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     index: usize,
+    /// Each planned case's expected cost (ms; 1 each when not known): the
+    /// bar advances by cost, so its ETA weighs a minute-long workload sweep
+    /// and a 50 ms micro-benchmark for what they are.
+    costs: Vec<u64>,
 }
 
 impl Progress {
@@ -19,13 +23,28 @@ impl Progress {
             bar,
             total,
             index: 0,
+            costs: vec![1; total],
+        }
+    }
+
+    /// The expected cost of each planned case, in order (`run --dry-run`'s
+    /// estimates); ignored unless there is one per case.
+    pub fn set_costs_ns(&mut self, costs_ns: &[u64]) {
+        if costs_ns.len() != self.total {
+            return;
+        }
+        self.costs = costs_ns.iter().map(|n| (n / 1_000_000).max(1)).collect();
+        if let Some(b) = &self.bar {
+            b.set_length(self.costs.iter().sum());
         }
     }
 
     pub fn start_case(&mut self, name: &str) {
         self.index += 1;
         if let Some(b) = &self.bar {
-            b.set_position(self.index as u64 - 1);
+            let done = self.costs.iter().take(self.index - 1).sum();
+            b.set_position(done);
+            b.set_prefix(format!("{}/{}", self.index, self.total));
             b.set_message(name.to_string());
         }
     }
@@ -56,13 +75,13 @@ impl Progress {
     }
 }
 
-/// The bar: elapsed time, cases done, and the time left (indicatif's
-/// estimate from the pace of the cases so far).
+/// The bar: elapsed time, the case under way, and the time left
+/// (indicatif's estimate from the pace so far, in expected cost).
 fn bar(total: usize) -> ProgressBar {
     let b = ProgressBar::new(total as u64);
     b.set_style(
         ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta_precise} {msg}",
+            "{elapsed_precise} [{bar:30}] {prefix} ETA {eta_precise} {msg}",
         )
         .expect("static template")
         .progress_chars("=> "),
@@ -130,11 +149,38 @@ mod tests {
         let screen = Screen::default();
         let b = bar(4);
         b.set_draw_target(ProgressDrawTarget::term_like(Box::new(screen.clone())));
-        b.set_message("lat_syscall/null");
-        b.set_position(1);
+        let mut p = Progress {
+            bar: Some(b.clone()),
+            total: 4,
+            index: 0,
+            costs: vec![1; 4],
+        };
+        p.start_case("lat_syscall/null");
+        p.start_case("lat_syscall/read");
         b.tick();
         let drawn = screen.0.lock().unwrap().clone();
-        assert!(drawn.contains("1/4 ETA "), "{drawn}");
-        assert!(drawn.contains("lat_syscall/null"), "{drawn}");
+        assert!(drawn.contains("2/4 ETA "), "{drawn}");
+        assert!(drawn.contains("lat_syscall/read"), "{drawn}");
+    }
+
+    #[test]
+    fn the_bar_advances_by_expected_cost() {
+        let b = ProgressBar::hidden();
+        let mut p = Progress {
+            bar: Some(b.clone()),
+            total: 3,
+            index: 0,
+            costs: vec![1; 3],
+        };
+        // A 60 s sweep, then two 50 ms cases.
+        p.set_costs_ns(&[60_000_000_000, 50_000_000, 50_000_000]);
+        assert_eq!(b.length(), Some(60_100));
+        p.start_case("tcp_rr");
+        assert_eq!(b.position(), 0);
+        p.start_case("lat_syscall/null");
+        assert_eq!(b.position(), 60_000);
+        // A list that does not match the plan is ignored.
+        p.set_costs_ns(&[1]);
+        assert_eq!(b.length(), Some(60_100));
     }
 }

@@ -186,6 +186,12 @@ impl Session {
         self.interrupted
     }
 
+    /// The expected cost of each planned case, in order, so the progress
+    /// bar's ETA weighs them (see `Progress::set_costs_ns`).
+    pub fn expect_costs_ns(&mut self, costs_ns: &[u64]) {
+        self.progress.set_costs_ns(costs_ns);
+    }
+
     /// The next case begins (advances the progress bar).
     pub fn start_case(&mut self, name: &str) {
         self.progress.start_case(name);

@@ -55,6 +55,10 @@ pub struct DryRun {
     pub skipped: Vec<String>,
     pub seconds: f64,
     pub max_seconds: f64,
+    /// Each case's (each sweep's fewest-trials) estimate in the order the
+    /// run measures them, for the progress bar.
+    #[serde(skip)]
+    pub order_ns: Vec<u64>,
 }
 
 /// One micro-benchmark measurement at `plan.parallel` processes, in ns.
@@ -85,6 +89,7 @@ pub fn sweep_ns(points: usize, trial: &TrialPlan, rule: &Rule) -> (u64, u64) {
 
 impl DryRun {
     pub fn case(&mut self, name: &str, parallel: u32, ns: u64) {
+        self.order_ns.push(ns);
         self.cases.push(CaseEstimate {
             name: name.to_string(),
             parallel,
@@ -95,6 +100,7 @@ impl DryRun {
     }
 
     pub fn sweep(&mut self, name: &str, loads: Vec<u32>, cpu_counts: Vec<u32>, ns: (u64, u64)) {
+        self.order_ns.push(ns.0);
         self.seconds += ns.0 as f64 * 1e-9;
         self.max_seconds += ns.1 as f64 * 1e-9;
         self.sweeps.push(SweepEstimate {
@@ -254,5 +260,6 @@ mod tests {
         );
         assert!(t.contains("about 10.1 s (up to 22.1 s"), "{t}");
         assert!(t.contains("Nothing was run"), "{t}");
+        assert_eq!(d.order_ns, [60_000_000, 2_000_000_000, 8_000_000_000]);
     }
 }

@@ -254,6 +254,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         },
         &mut plan,
     )?;
+    session.expect_costs_ns(&dry.order_ns);
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
