@@ -218,6 +218,12 @@ impl Session {
         self.interrupted
     }
 
+    /// The expected cost of each planned case, in order, so the progress
+    /// bar's ETA weighs them (see `Progress::set_costs_ns`).
+    pub fn expect_costs_ns(&mut self, costs_ns: &[u64]) {
+        self.progress.set_costs_ns(costs_ns);
+    }
+
     /// The cases the command will measure, in order (one per measurement
     /// or sweep, as `start_case` is called), so that a run stopped early
     /// names those it did not reach.

@@ -21,6 +21,7 @@ use touchstone_results::convergence::Rule;
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
 
+use super::dry_run::{self, DryRun};
 use crate::args::RunArgs;
 use crate::error::CliError;
 use crate::session::{failpoint, Request, Session};
@@ -221,16 +222,48 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // anything runs (the real instances are built again just before use);
     // a workload's sweep is checked whole: its loads against the workload's
     // maximum and this shell's limits (`ulimit -n`, `ulimit -u`).
+    let (measured_cpus, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
+    let mut dry = DryRun::default();
     for c in &selection.cases {
         let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
         if c.family.is_workload() {
             let w = c.family.make_workload(&c.point, mode).map_err(usage)?;
-            workload::validate(&*w, &settings.plan(c), usable).map_err(|e| usage(e.to_string()))?;
+            let loads = workload::validate(&*w, &settings.plan(c), usable)
+                .map_err(|e| usage(e.to_string()))?;
+            let cost = dry_run::sweep_ns(
+                loads.len() * measured_cpus.len(),
+                &settings.trial,
+                &settings.rule,
+            );
+            dry.sweep(&c.name, loads, measured_cpus.clone(), cost);
         } else {
-            c.family.make(&c.point, mode).map_err(usage)?;
+            let built = c.family.make(&c.point, mode).map_err(usage)?;
+            for &p in &a.parallel {
+                let at = Plan {
+                    parallel: p,
+                    ..plan.clone()
+                };
+                let cost = dry_run::case_ns(&at, &built.shape, built.baseline.is_some());
+                dry.case(&c.name, p, cost);
+            }
         }
     }
-    let (_, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
+    if a.dry_run {
+        dry.skipped = selection
+            .skipped
+            .iter()
+            .map(|(name, why)| format!("{name}: {why}"))
+            .collect();
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&dry).expect("serialisable")
+            );
+        } else {
+            print!("{}", dry.text());
+        }
+        return Ok(());
+    }
     let mut session = Session::start(
         Request {
             db,
@@ -262,6 +295,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             })
             .collect(),
     );
+    session.expect_costs_ns(&dry.order_ns);
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
