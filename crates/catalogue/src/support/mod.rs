@@ -12,5 +12,7 @@ pub mod one_way;
 pub mod ops;
 pub mod placement;
 pub mod pointer_chase;
+#[cfg(test)]
+pub mod recorded_curves;
 pub mod sockets;
 pub mod sys;
