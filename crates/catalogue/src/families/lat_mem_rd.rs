@@ -261,7 +261,7 @@ pub fn derive_from(
     if !not_detected.is_empty() {
         // One warning for them all: which steps, and why each is not a level.
         memory_warnings.push(Warning::new(
-            WarningCode::CacheLevelsDiffer,
+            WarningCode::LevelNotDetected,
             format!(
                 "steps of the {chain} curve not reported as cache levels (not detected): {}",
                 not_detected.join("; ")

@@ -134,7 +134,8 @@ pub struct Step {
     pub level: Level,
     /// The step's size (the plateau's last size below the midpoint).
     pub size: u64,
-    /// Fraction of resampled curves (see `steps`) that show this step, and
+    /// Fraction of resampled curves (see `steps`) that show this step (at
+    /// most one grid point away), and
     /// when a confirming curve is given, show it there too.
     pub confidence: f64,
     /// Whether the sweep is fine enough to place the step: a measured size
@@ -149,13 +150,23 @@ pub const RESAMPLES: usize = 200;
 /// The confidence a step needs to be reported as a level.
 pub const MIN_CONFIDENCE: f64 = 0.8;
 
-/// How far apart (as a ratio of sizes) two curves' steps may be and still
-/// be the same step: one point of a grid with 2-3 points per doubling.
+/// How far apart (as a ratio of sizes) two figures may be and still be
+/// the same step: one point of a grid with 2-3 points per doubling.
 pub const SAME_STEP: f64 = 1.5;
 
-fn same_step(a: u64, b: u64) -> bool {
+/// The position in `grid` (sorted sizes) nearest to `size` on a log scale.
+fn grid_index(grid: &[u64], size: u64) -> usize {
+    let d = |g: u64| ((g as f64).ln() - (size as f64).ln()).abs();
+    (0..grid.len())
+        .min_by(|&a, &b| d(grid[a]).total_cmp(&d(grid[b])))
+        .unwrap_or(0)
+}
+
+/// Two steps are the same when they are at most one grid point apart (the
+/// grid cannot place a step more finely), or within `SAME_STEP`.
+fn same_step(grid: &[u64], a: u64, b: u64) -> bool {
     let (lo, hi) = (a.min(b) as f64, a.max(b) as f64);
-    hi <= lo * SAME_STEP
+    hi <= lo * SAME_STEP || grid_index(grid, a).abs_diff(grid_index(grid, b)) <= 1
 }
 
 /// The step sizes of `RESAMPLES` curves rebuilt from `points` by drawing
@@ -204,7 +215,8 @@ fn usable(points: &[SweepPoint]) -> Vec<&SweepPoint> {
 /// The steps of a sweep, each with its confidence. The headline curve is
 /// segmented by `detect_levels`. Its confidence is the fraction of
 /// resampled curves (the repetitions drawn with replacement, `stat` of
-/// each draw as the headline) that show a step within `SAME_STEP` of it —
+/// each draw as the headline) that show a step at most one grid point (or
+/// `SAME_STEP`) away from it —
 /// and, when `confirm` (another chain measured in the same run, e.g. the
 /// in-page random chain next to the fully random one) is given, whose
 /// resampled twin shows it too. A step resting on a lucky or unlucky
@@ -229,10 +241,10 @@ pub fn steps(
             let size = level.size?;
             let agree = (0..RESAMPLES)
                 .filter(|&r| {
-                    found[r].iter().any(|&b| same_step(b, size))
+                    found[r].iter().any(|&b| same_step(&sizes, b, size))
                         && twin
                             .as_ref()
-                            .map_or(true, |t| t[r].iter().any(|&b| same_step(b, size)))
+                            .is_none_or(|t| t[r].iter().any(|&b| same_step(&sizes, b, size)))
                 })
                 .count();
             let after = sizes.iter().find(|&&s| s > size);

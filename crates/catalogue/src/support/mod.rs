@@ -5,6 +5,7 @@
 //! memory families, cache-level detection, and scratch files.
 
 pub mod cache_levels;
+pub mod cpuid_tlb;
 pub mod files;
 pub mod hot_potato;
 pub mod memory;
@@ -14,5 +15,7 @@ pub mod placement;
 pub mod pointer_chase;
 #[cfg(test)]
 pub mod recorded_curves;
+#[cfg(test)]
+pub mod recorded_tlb;
 pub mod sockets;
 pub mod sys;
