@@ -116,6 +116,7 @@ pub fn measurement(
         baseline: None,
         warnings: vec![],
         extra: BTreeMap::new(),
+        invalid: None,
         started_at: t,
         ended_at: t,
     }

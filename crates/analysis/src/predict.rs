@@ -465,6 +465,7 @@ mod tests {
             baseline: None,
             warnings: vec![],
             extra: Default::default(),
+            invalid: None,
             started_at: t,
             ended_at: t,
         }

@@ -76,6 +76,7 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         baseline: None,
         warnings: vec![],
         extra: Default::default(),
+        invalid: None,
         started_at: t,
         ended_at: t,
     }

@@ -191,6 +191,7 @@ mod tests {
             baseline: None,
             warnings: vec![],
             extra: Default::default(),
+            invalid: None,
             started_at: at,
             ended_at: at,
         }

@@ -88,6 +88,12 @@ warning_codes! {
     MhzDiffers = "mhz-differs",
         "the measured clock differs from the OS's figure by more than 10 %",
         "turbo, power saving or a virtual machine's nominal clock; the measured figure is what code runs at";
+    LevelNotDetected = "level-not-detected",
+        "a step of the latency curve is not reported as a level",
+        "it was not confirmed by resampling or a second chain, lies past the last cache, or the sweep is too sparse there; re-run on a quiet machine or measure a finer curve";
+    TlbDisagrees = "tlb-disagrees",
+        "the measured TLB entries differ from what cpuid reports",
+        "a hypervisor can report other TLB sizes than the hardware has, and replacement or a cache step can move a TLB step; see the curve";
 }
 
 impl WarningCode {

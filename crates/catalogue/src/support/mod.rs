@@ -5,6 +5,7 @@
 //! memory families, cache-level detection, and scratch files.
 
 pub mod cache_levels;
+pub mod cpuid_tlb;
 pub mod echo_server;
 pub mod files;
 pub mod hot_potato;
@@ -14,5 +15,9 @@ pub mod one_way;
 pub mod ops;
 pub mod placement;
 pub mod pointer_chase;
+#[cfg(test)]
+pub mod recorded_curves;
+#[cfg(test)]
+pub mod recorded_tlb;
 pub mod sockets;
 pub mod sys;
