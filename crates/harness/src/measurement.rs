@@ -125,6 +125,7 @@ pub fn measure_case(
     let summary = Summary::of(&combined)
         .ok_or_else(|| invalid("the benchmark produced no samples".into()))?;
     warnings.extend(checks::check_ci(&summary));
+    warnings.extend(checks::check_few_repetitions(&summary));
     let cpus = host::usable_cpus();
     warnings.extend(checks::check_oversubscribed(plan.parallel, cpus));
     if plan.parallel <= cpus && !shape.switches_by_design {

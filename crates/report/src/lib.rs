@@ -4,6 +4,7 @@
 //! as sheets (`sheet`, and `curves` for load curves) and rendered as
 //! terminal tables, Markdown, CSV, JSON or a self-contained HTML page.
 
+pub mod colour;
 pub mod csv;
 pub mod curves;
 pub mod html;
