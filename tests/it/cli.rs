@@ -18,7 +18,7 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(
-        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("95 % CI"),
+        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("≥95 % interval"),
         "{out}"
     );
     let show = s.run(&["show", "last"]);
@@ -33,6 +33,46 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert!(m["summary"]["ci_low"].as_f64().unwrap() <= m["summary"]["median"].as_f64().unwrap());
     assert_eq!(v["runs"][0]["status"], "complete");
     assert!(v["runs"][0]["host"]["cpu"]["threads"].as_u64().unwrap() >= 1);
+}
+
+/// The issue's small-n interval: at `-r 3` the "95 % CI" covered 75 %,
+/// and `-r 1` printed a zero-width interval; each figure was printed twice
+/// (progress line and table).
+#[test]
+fn few_repetitions_print_the_level_reached_and_each_figure_once() {
+    let s = Sandbox::new();
+    let o = s.run(&["run", "null_loop", "lat_syscall/null", "--quick", "-r", "3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("(75 %)"), "{out}");
+    assert_eq!(out.matches("lat_syscall/null").count(), 1, "{out}");
+    assert!(
+        out.contains("few-repetitions: 2 measurements:"),
+        "one grouped line: {out}"
+    );
+    let all = s.run(&["show", "last", "--warnings"]);
+    assert!(all.status.success(), "{}", text(&all));
+    let listed = text(&all);
+    assert!(
+        listed.contains("lat_syscall/null: few-repetitions: 3 samples: the interval of the median (min … max) covers 75 %"),
+        "{listed}"
+    );
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let m = &v["runs"][0]["measurements"][0];
+    assert_eq!(m["summary"]["ci_level"].as_f64().unwrap(), 0.75);
+
+    let one = s.run(&["run", "lat_syscall/null", "--quick", "-r", "1"]);
+    assert!(one.status.success(), "{}", text(&one));
+    let row = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .find(|l| l.contains("lat_syscall/null"))
+        .unwrap()
+        .to_string();
+    assert!(
+        row.contains("—") && !row.contains("…") && !row.contains('±'),
+        "{row}"
+    );
 }
 
 #[test]

@@ -39,6 +39,10 @@ pub enum Command {
         run: String,
         #[arg(long)]
         json: bool,
+        /// List every warning of the run and its measurements, one per line
+        /// (the tables mark only those that can move a figure).
+        #[arg(long, conflicts_with = "json")]
+        warnings: bool,
     },
     /// Export runs (default: all) as a versioned JSON document.
     Export {

@@ -1,5 +1,9 @@
-//! Progress on stderr: a bar on a terminal, plain lines otherwise (logs, CI,
-//! pipes). Implements the harness's observer, so measuring code never prints.
+//! Progress on stderr: a bar on a terminal, whose message shows the case
+//! under way and then its figure until the next one starts; without a
+//! terminal (logs, CI, pipes) one line saying what is being measured. The
+//! figures themselves are printed once, in the tables at the end. Lines
+//! that stay are for errors and notes. Implements the harness's observer,
+//! so measuring code never prints.
 
 use std::io::IsTerminal;
 
@@ -23,10 +27,21 @@ impl Progress {
             );
             b
         });
+        if bar.is_none() && total > 0 {
+            eprintln!("measuring {total} case(s); the figures follow when all are done");
+        }
         Progress {
             bar,
             total,
             index: 0,
+        }
+    }
+
+    /// A case's result, shown on the bar until the next case starts (the
+    /// tables print it for good).
+    pub fn case_done(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(text.to_string());
         }
     }
 

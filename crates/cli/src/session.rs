@@ -159,10 +159,8 @@ impl Session {
         if let Some(s) = store.as_mut() {
             s.begin_run(&run)?;
         }
+        // The run's warnings are printed once, in its header with the tables.
         let progress = Progress::new(req.planned);
-        for w in &run.warnings {
-            progress.line(&format!("warning: {} — {}", w.message, w.remedy));
-        }
         Ok(Session {
             run,
             store,
@@ -219,7 +217,7 @@ impl Session {
                     String::new()
                 };
                 self.progress
-                    .case_line(&format!("{}{par}: {fig} ({rel})", m.name));
+                    .case_done(&format!("{}{par}: {fig} {rel}", m.name));
                 self.record(m)
             }
             Err(HarnessError::Interrupted) => {
@@ -398,8 +396,8 @@ impl Session {
     }
 }
 
-/// What a sweep reports to the session: progress on stderr (a line per
-/// point, the trial under way on the bar), and each point into the run's
+/// What a sweep reports to the session: progress on stderr (the trial under
+/// way and then each point on the bar), and each point into the run's
 /// curve and the store the moment it is measured.
 struct PointSink<'s> {
     name: &'s str,
@@ -422,7 +420,7 @@ impl SweepObserver for PointSink<'_> {
     }
 
     fn point(&mut self, point: &Point) {
-        self.progress.case_line(&format!(
+        self.progress.case_done(&format!(
             "{} {}",
             self.name,
             curve_lines::point_line(&self.curve.operation, point)

@@ -57,8 +57,8 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
 }
 
 /// How to read the interval column, printed once under the tables.
-pub const INTERVAL_NOTE: &str = "CI: distribution-free ≥95 % interval of the median (its level shown when fewer repetitions reach less); \
-'—' for a min or max headline or a single sample. notes: warnings that can move the figure.";
+pub const INTERVAL_NOTE: &str = "CI: distribution-free ≥95 % interval of the median (its level shown where fewer repetitions reach less); \
+— : none, for a min or max headline or one sample.";
 
 /// One table per report group, in the groups' order; unknown groups last;
 /// then the measurements' warnings grouped by kind, one line each.
@@ -112,7 +112,7 @@ pub fn warning_lines(ms: &[Measurement], coloured: bool) -> String {
         return String::new();
     }
     let mut out = format!(
-        "{} (each one: touchstone show RUN --warnings)\n",
+        "{} (the notes column marks those that can move a figure; all: touchstone show RUN --warnings)\n",
         colour::paint("warnings", colour::WARNING, coloured)
     );
     for g in groups {

@@ -20,7 +20,11 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::List { json } => list::list(json),
         Command::Run(a) => run::run(db, a),
         Command::Runs { json } => stored::runs(&open(db, Open::MustExist)?, json),
-        Command::Show { run, json } => stored::show(&open(db, Open::MustExist)?, &run, json),
+        Command::Show {
+            run,
+            json,
+            warnings,
+        } => stored::show(&open(db, Open::MustExist)?, &run, json, warnings),
         Command::Export { runs, output } => {
             stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref())
         }

@@ -15,7 +15,6 @@ use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
-use touchstone_report::terminal;
 use touchstone_results::convergence::Rule;
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
@@ -341,9 +340,8 @@ fn measure_all(
             .filter(|m| m.benchmark == f.name)
             .cloned()
             .collect();
+        // Printed once, with the rest, in the tables at the end.
         for m in derive(&own) {
-            let [fig, _, _] = terminal::figure_cells(&m);
-            session.note(&format!("derived {}: {fig}", m.name));
             session.record(m)?;
         }
     }

@@ -24,9 +24,11 @@ pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
+pub fn show(store: &Store, spec: &str, as_json: bool, warnings: bool) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
-    if as_json {
+    if warnings {
+        print!("{}", terminal::all_warnings(&run));
+    } else if as_json {
         println!("{}", json::to_string(vec![run]));
     } else {
         print!(
