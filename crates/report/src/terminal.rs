@@ -4,7 +4,10 @@
 //! a figure beside it and all of them grouped by kind below, a run's load
 //! curves, and the list of stored runs.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
+    Width,
+};
 use touchstone_analysis::curve_analysis::analyse;
 use touchstone_results::curve::Curve;
 use touchstone_results::groups::{title, GROUPS};
@@ -292,6 +295,43 @@ pub fn runs(rows: &[RunRow]) -> String {
             Cell::new(&r.status),
             Cell::new(r.measurements).set_alignment(CellAlignment::Right),
         ]);
+    }
+    format!("{t}\n")
+}
+
+/// The width a listing should fit: the terminal's, or 100 columns when
+/// standard output is not a terminal (a pipe, a file, a pager).
+pub fn listing_width() -> u16 {
+    Table::new().width().unwrap_or(100)
+}
+
+/// A table of text cells fitted to `width` columns, each column at least
+/// as wide as its longest word so that a word is never split (a line wraps
+/// only at spaces); wider than `width` only when those words alone are.
+pub fn fitted_table(header: &[&str], rows: &[Vec<String>], width: u16) -> String {
+    let mut t = table(header);
+    t.force_no_tty().set_width(width);
+    let longest_word = |text: &str| {
+        text.split_whitespace()
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let constraints: Vec<ColumnConstraint> = (0..header.len())
+        .map(|c| {
+            let word = rows
+                .iter()
+                .map(|r| r.get(c).map_or(0, |x| longest_word(x)))
+                .chain(std::iter::once(longest_word(header[c])))
+                .max()
+                .unwrap_or(0);
+            // comfy-table counts a column's padding (one space each side).
+            ColumnConstraint::LowerBoundary(Width::Fixed(word as u16 + 2))
+        })
+        .collect();
+    t.set_constraints(constraints);
+    for r in rows {
+        t.add_row(r.iter().map(Cell::new).collect::<Vec<_>>());
     }
     format!("{t}\n")
 }
