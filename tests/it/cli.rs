@@ -75,6 +75,51 @@ fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     );
 }
 
+/// `--converge` for a micro-benchmark: at `-r 3` no round reaches 95 %,
+/// so rounds are added until the median's interval at 95 % exists and is
+/// as narrow as asked, or the quick maximum of 4 rounds (a busy machine),
+/// and how is stored with the measurement.
+#[test]
+fn a_micro_benchmark_converges_in_rounds_of_its_repetitions() {
+    let s = Sandbox::new();
+    let o = s.run(&[
+        "run",
+        "spin/time:20us",
+        "--quick",
+        "-r",
+        "3",
+        "--converge",
+        "95,100",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let m = &v["runs"][0]["measurements"][0];
+    let c = &m["convergence"];
+    let rounds = c["rounds"].as_u64().unwrap();
+    assert!((2..=4).contains(&rounds), "3 samples never reach 95 %: {c}");
+    assert_eq!(m["samples"].as_array().unwrap().len() as u64, 3 * rounds);
+    assert!(m["summary"]["ci_level"].as_f64().unwrap() >= 0.95);
+    let flagged = m["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "not-converged");
+    if c["verdict"] == "converged" {
+        assert!(c["width"].as_f64().unwrap() <= 1.0, "{c}");
+        assert!(!flagged);
+    } else {
+        assert_eq!((c["verdict"].as_str(), rounds), (Some("not_converged"), 4));
+        assert!(flagged, "{m}");
+    }
+    // Without --converge nothing is added.
+    let plain = s.run(&["run", "spin/time:20us", "--quick", "-r", "3"]);
+    assert!(plain.status.success(), "{}", text(&plain));
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["runs"][0]["measurements"][0].get("convergence").is_none());
+}
+
 #[test]
 fn an_unknown_benchmark_suggests_near_names() {
     let s = Sandbox::new();

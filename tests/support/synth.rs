@@ -118,6 +118,7 @@ pub fn measurement(
         extra: BTreeMap::new(),
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 

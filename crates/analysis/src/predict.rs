@@ -467,6 +467,7 @@ mod tests {
             extra: Default::default(),
             started_at: t,
             ended_at: t,
+            convergence: None,
         }
     }
 

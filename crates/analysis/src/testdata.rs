@@ -78,6 +78,7 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         extra: Default::default(),
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 

@@ -262,6 +262,7 @@ pub fn derived(
         extra: extra.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         started_at: Utc::now(),
         ended_at: Utc::now(),
+        convergence: None,
     }
 }
 

@@ -224,6 +224,11 @@ pub struct Measurement {
     pub extra: BTreeMap<String, f64>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
+    /// How the repetitions were extended until the median's interval was
+    /// narrow enough (`run --converge`); absent when not asked for (and in
+    /// older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<crate::convergence::MedianConvergence>,
 }
 
 impl Measurement {

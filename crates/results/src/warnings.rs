@@ -69,6 +69,9 @@ warning_codes! {
     FewRepetitions = "few-repetitions",
         "too few repetitions for a 95 % interval of the median",
         "the interval printed covers less (its level is shown beside it); use -r 6 or more for 95 %";
+    NotConverged = "not-converged",
+        "the median's interval did not narrow to the --converge width within its rounds",
+        "accept a wider interval (--converge 95,10), or re-run on a quiet machine";
     Preempted = "preempted",
         "other work took the CPU during timed intervals",
         "the median resists a few such intervals, not a majority; re-run on a quiet machine";
@@ -321,6 +324,7 @@ mod tests {
             extra: Default::default(),
             started_at: t,
             ended_at: t,
+            convergence: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! to the store the moment it is done and always finishes the stored run.
 //! Micro-benchmarks and workloads mix in one selection: a workload case is
 //! swept into a load curve (its `load:` ladder × `--cpus`, trials until
-//! `--converge`), checked — loads, limits, CPU counts, the rule — with the
+//! `--converge`; a micro-benchmark given `--converge` repeats rounds of its
+//! repetitions until its median's interval is that narrow), checked — loads, limits, CPU counts, the rule — with the
 //! rest before anything runs.
 
 use std::collections::BTreeMap;
@@ -145,7 +146,6 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
 fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     [
         (!a.cpus.is_empty(), "--cpus"),
-        (a.converge.is_some(), "--converge"),
         (a.window.is_some(), "--window"),
         (a.warmup.is_some(), "--warmup"),
     ]
@@ -172,6 +172,9 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
 pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     let mut plan = plan(&a)?;
     let settings = sweep_settings(&a)?;
+    // Micro-benchmarks converge too: rounds of R repetitions until the
+    // median's interval is as narrow as asked (quick: at most 4 rounds).
+    plan.converge = a.converge.is_some().then_some(settings.rule);
     let mode = Mode { quick: a.quick };
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
