@@ -1,6 +1,7 @@
 //! Progress on stderr: a bar on a terminal, whose message shows the case
 //! under way and then its figure until the next one starts; without a
-//! terminal (logs, CI, pipes) one line saying what is being measured. The
+//! terminal (logs, CI, pipes) one line saying what is being measured, and
+//! one per load point of a workload (seconds each), without figures. The
 //! figures themselves are printed once, in the tables at the end. Lines
 //! that stay are for errors and notes. Implements the harness's observer,
 //! so measuring code never prints.
@@ -35,6 +36,11 @@ impl Progress {
             total,
             index: 0,
         }
+    }
+
+    /// Whether progress goes to a terminal (a bar) or to a log (lines).
+    pub fn is_terminal(&self) -> bool {
+        self.bar.is_some()
     }
 
     /// A case's result, shown on the bar until the next case starts (the

@@ -420,11 +420,25 @@ impl SweepObserver for PointSink<'_> {
     }
 
     fn point(&mut self, point: &Point) {
-        self.progress.case_done(&format!(
-            "{} {}",
-            self.name,
-            curve_lines::point_line(&self.curve.operation, point)
-        ));
+        // On a terminal the bar shows the point's figures until the next;
+        // without one a short line says a point was measured (points take
+        // seconds: a log shows the sweep is alive), and the figures are
+        // printed once, in the curve's tables.
+        if self.progress.is_terminal() {
+            self.progress.case_done(&format!(
+                "{} {}",
+                self.name,
+                curve_lines::point_line(&self.curve.operation, point)
+            ));
+        } else {
+            self.progress.case_line(&format!(
+                "{} load {} on {} CPU(s): measured ({} trials)",
+                self.name,
+                point.load,
+                point.cpus,
+                point.trials.len()
+            ));
+        }
         self.curve.points.push(point.clone());
         if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
             self.stored = if failpoint("store_curve", self.curve.points.len()) {
