@@ -226,6 +226,6 @@ pub fn measure_case(
         extra: mean_extras(&timing),
         started_at,
         ended_at: Utc::now(),
-        convergence: convergence,
+        convergence,
     })
 }
