@@ -427,6 +427,25 @@ mod tests {
         );
     }
 
+    /// The summary's '!' follows the same rule as the notes column: one
+    /// preempted interval of seven does not mark a median, a wide interval does.
+    #[test]
+    fn the_summary_marks_only_figures_a_warning_can_move() {
+        let tight = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6];
+        let wide = [60.0, 80.0, 90.0, 100.0, 110.0, 120.0, 140.0];
+        let mut run = crate::testdata::run("r1", "h", vec![]);
+        run.measurements = vec![
+            measured("lat_mem_rd/size:1m", Statistic::Median, &tight, 1),
+            measured("lat_mem_rd/size:2m", Statistic::Median, &wide, 0),
+        ];
+        let runs = [run];
+        let m = touchstone_analysis::table::Matrix::build(&runs).unwrap();
+        let sheets = crate::sheet::summary(&m, &[0]);
+        let row = &sheets[0].rows[0];
+        let marked: Vec<bool> = row[2..].iter().map(|c| c.ends_with(" !")).collect();
+        assert_eq!(marked, [false, true], "{row:?}");
+    }
+
     /// The warning flood: "preempted" on every memory-latency
     /// point, one of seven intervals, each a sentence with its remedy.
     #[test]
