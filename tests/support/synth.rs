@@ -119,6 +119,7 @@ pub fn measurement(
         invalid: None,
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 

@@ -468,6 +468,7 @@ mod tests {
             invalid: None,
             started_at: t,
             ended_at: t,
+            convergence: None,
         }
     }
 

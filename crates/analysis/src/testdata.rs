@@ -79,6 +79,7 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         invalid: None,
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 

@@ -263,6 +263,7 @@ pub fn derived(
         invalid: None,
         started_at: Utc::now(),
         ended_at: Utc::now(),
+        convergence: None,
     }
 }
 

@@ -87,6 +87,10 @@ pub enum Command {
         /// markdown, or json (the versioned document).
         #[arg(long, value_enum)]
         format: Option<ReportFormat>,
+        /// List every warning of the run and its measurements, one per line
+        /// (the tables mark only those that can move a figure).
+        #[arg(long, conflicts_with_all = ["json", "format"])]
+        warnings: bool,
     },
     /// Export runs (default: all) as a versioned JSON document.
     Export {
@@ -304,9 +308,11 @@ pub struct RunArgs {
     /// them measured instead. Default: all usable CPUs.
     #[arg(long, value_delimiter = ',', value_name = "K,…")]
     pub cpus: Vec<u32>,
-    /// Workloads: repeat trials until the mean throughput's confidence
-    /// interval is this narrow — CONFIDENCE,WIDTH in percent (netperf's -I):
-    /// 95,5 = 95 % confidence, total width 5 % of the mean. Default 95,5.
+    /// Repeat until the confidence interval is this narrow — CONFIDENCE,WIDTH
+    /// in percent (netperf's -I): 95,5 = 95 % confidence, total width 5 %.
+    /// Workloads: trials until the mean throughput's interval converges
+    /// (default 95,5). Micro-benchmarks (only when given): rounds of
+    /// --repetitions until the median's interval does, at most 10 (quick 4).
     #[arg(long, value_name = "CONF,WIDTH")]
     pub converge: Option<String>,
     /// Workloads: the measurement window of each trial (default 3s; quick 500ms).

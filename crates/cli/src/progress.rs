@@ -1,5 +1,10 @@
-//! Progress on stderr: a bar on a terminal, plain lines otherwise (logs, CI,
-//! pipes). Implements the harness's observer, so measuring code never prints.
+//! Progress on stderr: a bar on a terminal, whose message shows the case
+//! under way and then its figure until the next one starts; without a
+//! terminal (logs, CI, pipes) one line saying what is being measured, and
+//! one per load point of a workload (seconds each), without figures. The
+//! figures themselves are printed once, in the tables at the end. Lines
+//! that stay are for errors and notes. Implements the harness's observer,
+//! so measuring code never prints.
 
 use std::io::IsTerminal;
 
@@ -19,6 +24,9 @@ pub struct Progress {
 impl Progress {
     pub fn new(total: usize) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| bar(total));
+        if bar.is_none() && total > 0 {
+            eprintln!("measuring {total} case(s); the figures follow when all are done");
+        }
         Progress {
             bar,
             total,
@@ -36,6 +44,19 @@ impl Progress {
         self.costs = costs_ns.iter().map(|n| (n / 1_000_000).max(1)).collect();
         if let Some(b) = &self.bar {
             b.set_length(self.costs.iter().sum());
+        }
+    }
+
+    /// Whether progress goes to a terminal (a bar) or to a log (lines).
+    pub fn is_terminal(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// A case's result, shown on the bar until the next case starts (the
+    /// tables print it for good).
+    pub fn case_done(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(text.to_string());
         }
     }
 

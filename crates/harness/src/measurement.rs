@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use chrono::Utc;
+use touchstone_results::convergence::{assess_median, MedianConvergence, Rule, Verdict};
 use touchstone_results::{checks, host, Baseline, Measurement, Statistic, Summary};
 
 use crate::bench::{Benchmark, Report, Shape};
@@ -109,6 +110,43 @@ pub fn subtract_baseline(
     (warnings, invalid)
 }
 
+/// `run --converge` for a micro-benchmark: while the median's interval
+/// (after subtracting the overhead's median, as the figure will be) is
+/// wider than the rule asks, measure another round of the plan's
+/// repetitions — fresh processes, warmed up again — and append its
+/// intervals to `timing`, up to `rule.max_trials` rounds.
+#[allow(clippy::too_many_arguments)]
+fn converge(
+    label: &CaseLabel,
+    bench: &mut dyn Benchmark,
+    shape: &Shape,
+    plan: &Plan,
+    rule: &Rule,
+    overhead: Option<f64>,
+    timing: &mut Timing,
+    observer: &mut dyn Observer,
+) -> Result<MedianConvergence, HarnessError> {
+    let mut rounds = 1;
+    loop {
+        let (raw, _) = samples(shape, timing);
+        let figures: Vec<f64> = match overhead {
+            Some(o) => raw.iter().map(|x| (x - o).max(0.0)).collect(),
+            None => raw,
+        };
+        let assessment = assess_median(rule, &figures, rounds);
+        if assessment.verdict != Verdict::More {
+            return Ok(assessment);
+        }
+        let more = measure(&label.name, bench, shape, plan, observer)?;
+        for (mine, theirs) in timing.processes.iter_mut().zip(more.processes) {
+            mine.intervals.extend(theirs.intervals);
+            mine.extras.extend(theirs.extras);
+            mine.iterations += theirs.iterations;
+        }
+        rounds += 1;
+    }
+}
+
 /// Measure a case, and its baseline first if it has one, into a Measurement.
 pub fn measure_case(
     label: &CaseLabel,
@@ -148,7 +186,20 @@ pub fn measure_case(
         }
         None => None,
     };
-    let timing = measure(&label.name, bench, shape, plan, observer)?;
+    let mut timing = measure(&label.name, bench, shape, plan, observer)?;
+    let convergence = match &plan.converge {
+        Some(rule) => Some(converge(
+            label,
+            bench,
+            shape,
+            plan,
+            rule,
+            base.as_ref().map(|b| b.summary.median),
+            &mut timing,
+            observer,
+        )?),
+        None => None,
+    };
     let (mut combined, mut per_process) = samples(shape, &timing);
     let mut warnings = Vec::new();
     let mut invalid = None;
@@ -167,6 +218,22 @@ pub fn measure_case(
     let summary = Summary::of(&combined)
         .ok_or_else(|| invalid_error("the benchmark produced no samples".into()))?;
     warnings.extend(checks::check_ci(&summary));
+    warnings.extend(checks::check_few_repetitions(&summary));
+    if let Some(c) = convergence.filter(|c| c.verdict == Verdict::NotConverged) {
+        let width = c.width.map_or("has no interval yet".to_string(), |w| {
+            format!("is {:.1} % wide", w * 100.0)
+        });
+        warnings.push(touchstone_results::Warning::new(
+            touchstone_results::WarningCode::NotConverged,
+            format!(
+                "after {} rounds of {} repetitions the median's {:.0} % interval {width}, not {:.1} %",
+                c.rounds,
+                plan.repetitions,
+                c.rule.confidence * 100.0,
+                c.rule.width * 100.0
+            ),
+        ));
+    }
     let cpus = host::usable_cpus();
     warnings.extend(checks::check_oversubscribed(plan.parallel, cpus));
     if plan.parallel <= cpus && !shape.switches_by_design {
@@ -202,6 +269,7 @@ pub fn measure_case(
         invalid,
         started_at,
         ended_at: Utc::now(),
+        convergence,
     })
 }
 

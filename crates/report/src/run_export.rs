@@ -177,6 +177,7 @@ mod tests {
     fn measurement(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> Measurement {
         let at = chrono::Utc::now();
         Measurement {
+            convergence: None,
             name: name.into(),
             benchmark: name.split('/').next().unwrap().into(),
             group: group.into(),

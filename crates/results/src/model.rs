@@ -235,6 +235,11 @@ pub struct Measurement {
     pub invalid: Option<String>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
+    /// How the repetitions were extended until the median's interval was
+    /// narrow enough (`run --converge`); absent when not asked for (and in
+    /// older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<crate::convergence::MedianConvergence>,
 }
 
 impl Measurement {

@@ -41,7 +41,12 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 stored::relabel(&mut open(db, Open::MustExist)?, &run, &label, yes)
             }
         },
-        Command::Show { run, json, format } => {
+        Command::Show {
+            run,
+            json,
+            format,
+            warnings,
+        } => {
             let format = match (json, format) {
                 (true, Some(f)) if f != ReportFormat::Json => {
                     return Err(CliError::Usage(
@@ -51,7 +56,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 (true, _) => ReportFormat::Json,
                 (false, f) => f.unwrap_or(ReportFormat::Table),
             };
-            stored::show(&open(db, Open::ReadOnly)?, &run, format)
+            stored::show(&open(db, Open::ReadOnly)?, &run, format, warnings)
         }
         Command::Export { runs, output } => {
             stored::export(&open(db, Open::ReadOnly)?, &runs, output.as_deref())

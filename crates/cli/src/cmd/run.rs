@@ -3,7 +3,8 @@
 //! to the store the moment it is done and always finishes the stored run.
 //! Micro-benchmarks and workloads mix in one selection: a workload case is
 //! swept into a load curve (its `load:` ladder × `--cpus`, trials until
-//! `--converge`), checked — loads, limits, CPU counts, the rule — with the
+//! `--converge`; a micro-benchmark given `--converge` repeats rounds of its
+//! repetitions until its median's interval is that narrow), checked — loads, limits, CPU counts, the rule — with the
 //! rest before anything runs.
 
 use std::collections::BTreeMap;
@@ -16,7 +17,6 @@ use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
-use touchstone_report::terminal;
 use touchstone_results::convergence::Rule;
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
@@ -169,7 +169,6 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
 fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     [
         (!a.cpus.is_empty(), "--cpus"),
-        (a.converge.is_some(), "--converge"),
         (a.window.is_some(), "--window"),
         (a.warmup.is_some(), "--warmup"),
         (a.budget.is_some(), "--budget"),
@@ -197,6 +196,9 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
 pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     let mut plan = plan(&a)?;
     let settings = sweep_settings(&a)?;
+    // Micro-benchmarks converge too: rounds of R repetitions until the
+    // median's interval is as narrow as asked (quick: at most 4 rounds).
+    plan.converge = a.converge.is_some().then_some(settings.rule);
     let mode = Mode { quick: a.quick };
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
@@ -416,9 +418,8 @@ fn measure_all(
             .filter(|m| m.benchmark == f.name)
             .cloned()
             .collect();
+        // Printed once, with the rest, in the tables at the end.
         for m in derive(&own) {
-            let [fig, _, _] = terminal::figure_cells(&m);
-            session.note(&format!("derived {}: {fig}", m.name));
             session.record(m)?;
         }
     }

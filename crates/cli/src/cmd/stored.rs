@@ -34,8 +34,17 @@ pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliE
     Ok(())
 }
 
-pub fn show(store: &Store, spec: &str, format: ReportFormat) -> Result<(), CliError> {
+pub fn show(
+    store: &Store,
+    spec: &str,
+    format: ReportFormat,
+    warnings: bool,
+) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
+    if warnings {
+        print!("{}", terminal::all_warnings(&run));
+        return Ok(());
+    }
     match format {
         ReportFormat::Json => println!("{}", json::to_string(vec![run])),
         ReportFormat::Csv => print!("{}", run_export::csv(&run)),
