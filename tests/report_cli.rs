@@ -112,14 +112,18 @@ fn report_sorts_on_any_column() {
             "lat_syscall",
             "lat_syscall/null",
             "1",
-            "null",
+            "lat_syscall/null",
             "",
             "",
             "ns"
         ]
     );
     let bw = line(&csv, "bw_mem/rd/size:1m");
-    assert_eq!(bw[4..7], ["rd/size:1m", "", ""], "one size: no sweep");
+    assert_eq!(
+        bw[4..7],
+        ["bw_mem/rd/size:1m", "", ""],
+        "one size: no sweep"
+    );
     // A run lacking the figure is empty, not zero.
     let pipe = line(&csv, "lat_pipe");
     assert!(pipe[8].parse::<f64>().unwrap() > 4000.0, "{pipe:?}");
@@ -157,11 +161,11 @@ fn report_sorts_on_any_column() {
     // named in full above and by label (else host) over their columns.
     let table = ok(&db, &["report", "--sort", "host"]);
     for want in [
-        "Processor & processes · lat_syscall",
-        "Memory bandwidth · bw_mem",
+        "Processor & processes\n",
+        "Memory bandwidth\n",
         "alpha (base), started",
         "gamma (old), started",
-        "│ null ┆ ns   ┆",
+        "│ lat_syscall/null ┆ ns   ┆",
     ] {
         assert!(table.contains(want), "missing {want}:\n{table}");
     }
@@ -178,7 +182,7 @@ fn report_sorts_on_any_column() {
     // Markdown and JSON of the same report.
     let md = ok(&db, &["report", "--format", "markdown"]);
     assert!(
-        md.contains("## Processor & processes · lat_syscall")
+        md.contains("## Processor & processes")
             && md.contains("| case | unit | base aaaa0001 | beta bbbb0002 | old cccc0003 |"),
         "{md}"
     );
@@ -265,7 +269,7 @@ fn compare_gives_ratios_marks_and_index() {
     let md = ok(&db, &["compare", "base", "bbbb", "--format", "markdown"]);
     let null = md
         .lines()
-        .find(|l| l.starts_with("| null | ns | 100"))
+        .find(|l| l.starts_with("| lat_syscall/null | ns | 100"))
         .unwrap_or_else(|| panic!("{md}"));
     assert!(
         null.contains(" | 0.499") && null.ends_with(" | faster |"),

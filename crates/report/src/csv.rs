@@ -206,7 +206,7 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
             let col = &m.columns[row.column];
             let mut fields = vec![
                 f.group.clone(),
-                f.name.clone(),
+                col.benchmark.clone(),
                 col.name.clone(),
                 col.parallel.to_string(),
                 row.case.clone(),

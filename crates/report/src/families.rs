@@ -96,10 +96,52 @@ fn swept_key(names: &[&str]) -> Option<String> {
     best.map(|(_, k)| k.clone())
 }
 
-/// The families of the matrix, in group order and, within a group, in
-/// order of first appearance; rows by case (first appearance), then by
+/// The tables of the matrix, group by group: first one table of the
+/// group's families that sweep nothing (as lmbench prints its processor or
+/// communication latencies together; `name` is "" and each row's case is
+/// the measurement's name), then one table per family that sweeps, in
+/// order of first appearance. Rows go by case (first appearance), then by
 /// the swept value ascending.
 pub fn families(m: &Matrix) -> Vec<Family> {
+    let mut out: Vec<Family> = Vec::new();
+    for f in each_family(m) {
+        if f.sweep.is_some() {
+            out.push(f);
+            continue;
+        }
+        let rows = f.rows.iter().map(|r| FamilyRow {
+            case: m.columns[r.column].label(),
+            value: String::new(),
+            column: r.column,
+        });
+        let merged = out
+            .iter()
+            .position(|o| o.group == f.group && o.name.is_empty());
+        match merged {
+            Some(i) => out[i].rows.extend(rows),
+            None => {
+                // Before the group's swept families.
+                let at = out
+                    .iter()
+                    .position(|o| o.group == f.group)
+                    .unwrap_or(out.len());
+                out.insert(
+                    at,
+                    Family {
+                        group: f.group.clone(),
+                        name: String::new(),
+                        sweep: None,
+                        rows: rows.collect(),
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Every family on its own, in group order.
+fn each_family(m: &Matrix) -> Vec<Family> {
     let mut out = Vec::new();
     for g in m.groups() {
         let cols = m.group_columns(&g);
@@ -222,13 +264,11 @@ mod tests {
         let m = Matrix::build(&runs).unwrap();
         let fams = families(&m);
         assert_eq!(fams.len(), 2);
+        // Families that sweep nothing share their group's first table.
         let sys = &fams[0];
-        assert_eq!(
-            (sys.name.as_str(), sys.sweep.as_deref()),
-            ("lat_syscall", None)
-        );
+        assert_eq!((sys.name.as_str(), sys.sweep.as_deref()), ("", None));
         let cases: Vec<&str> = sys.rows.iter().map(|r| r.case.as_str()).collect();
-        assert_eq!(cases, ["null", "read"]);
+        assert_eq!(cases, ["lat_syscall/null", "lat_syscall/read"]);
         let mem = &fams[1];
         // stride has a non-numeric value: size is the sweep, not stride.
         assert_eq!(mem.sweep.as_deref(), Some("size"));
@@ -275,6 +315,19 @@ mod tests {
             .map(|r| (r.case.as_str(), r.value.as_str()))
             .collect();
         assert_eq!(rows, [("rd", "4k"), ("rd ×2", "4k"), ("rd ×2", "1m")]);
+        // Two families that sweep nothing: one table.
+        let ms = vec![
+            measurement("lat_pipe", "comm_lat", Unit::Ns, 1, 1.0),
+            measurement("lat_tcp/size:1", "comm_lat", Unit::Ns, 1, 1.0),
+            measurement("lat_tcp/size:1", "comm_lat", Unit::Ns, 2, 1.0),
+        ];
+        let runs = vec![run_with("aaaa0001", "alpha", ms)];
+        let m = Matrix::build(&runs).unwrap();
+        let fams = families(&m);
+        assert_eq!(fams.len(), 2, "{fams:?}");
+        let cases: Vec<&str> = fams[0].rows.iter().map(|r| r.case.as_str()).collect();
+        assert_eq!(cases, ["lat_pipe"]);
+        assert_eq!(fams[1].sweep.as_deref(), Some(PROCESSES));
         assert_eq!(numeric("1ms"), Some(1e6));
         assert_eq!(numeric("16k"), Some(16384.0));
         assert_eq!(numeric("rand_page"), None);

@@ -188,7 +188,11 @@ fn family_sheets(
         .collect();
     let groups = pack(key_width, &block_widths, width);
     let n_keys = keys.header.len() + fixed.len();
-    let base_title = format!("{} · {}", title(&f.group), f.name);
+    let base_title = if f.name.is_empty() {
+        title(&f.group).to_string()
+    } else {
+        format!("{} · {}", title(&f.group), f.name)
+    };
     groups
         .iter()
         .map(|g| {
@@ -367,10 +371,7 @@ mod tests {
         let titles: Vec<&str> = sheets.iter().map(|s| s.title.as_str()).collect();
         assert_eq!(
             titles,
-            [
-                "Processor & processes · lat_syscall",
-                "Memory latency · lat_mem_rd"
-            ]
+            ["Processor & processes", "Memory latency · lat_mem_rd"]
         );
         let mem = &sheets[1];
         assert_eq!(
@@ -389,7 +390,10 @@ mod tests {
         assert_eq!(mem.rows[8][0], "stride:rand_page");
         // lat_syscall has one case and no sweep.
         assert_eq!(sheets[0].header[..2], ["case", "unit"]);
-        assert_eq!(sheets[0].rows, [["null", "ns", "90.00", "91.00"]]);
+        assert_eq!(
+            sheets[0].rows,
+            [["lat_syscall/null", "ns", "90.00", "91.00"]]
+        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ impl Default for Layout {
     }
 }
 
-const FAMILY_NOTE: &str = "One table per benchmark family: the swept parameter down the rows, runs across (named above). Medians; '-' = not measured; '!' = the figure carries warnings (touchstone show RUN); --wide puts runs in rows.";
+const FAMILY_NOTE: &str = "Medians; a table per family that sweeps a parameter (down the rows), runs across (named above); --wide: runs as rows.\n'-' = not measured; '!' = the figure carries warnings (touchstone show RUN).";
 
 /// The summary of the runs in the default layout (see `summary_with`).
 pub fn summary(m: &Matrix, order: &[usize], format: Format) -> String {
