@@ -401,6 +401,17 @@ fn chart_runs() -> Vec<Run> {
             r
         })
         .collect();
+    // Run warnings as long as real ones: the runs table must wrap them.
+    for text in [
+        "load average 12.66 at start on 2 CPUs: other work competes with the benchmarks",
+        "running under a hypervisor (kvm): timers, scheduling and memory are virtualised",
+        "the CPU frequency governor is 'powersave': clocks may change during a measurement",
+    ] {
+        runs[0].warnings.push(touchstone_results::Warning::new(
+            touchstone_results::warnings::WarningCode::Load,
+            text,
+        ));
+    }
     runs[0].curves = vec![usl_curve(
         &mut rng,
         &[1, 2],
@@ -483,7 +494,12 @@ fn html_report_renders_in_a_headless_browser() {
     let profile = tempfile::tempdir().unwrap();
     let out = headless(
         profile.path(),
-        &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        &[
+            "--dump-dom",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2400",
+        ],
         &page,
     );
     // The page logs nothing: any console line is an error or a warning.
@@ -496,6 +512,36 @@ fn html_report_renders_in_a_headless_browser() {
         "the page's script did not finish:\n{}",
         &dom[..dom.len().min(2000)]
     );
+    // Readable labels: no chart's tick label is drawn smaller than 9 px
+    // (histograms in a grid once shrank them to about 5 px); the runs
+    // table's long warnings wrap instead of overflowing.
+    let attr = |name: &str| -> String {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name}"));
+        let rest = &dom[at + name.len() + 2..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    let smallest: f64 = attr("data-min-tick-px").parse().unwrap();
+    assert!(smallest >= 9.0, "tick labels drawn at {smallest} px");
+    assert_eq!(
+        attr("data-runs-overflow"),
+        "false",
+        "the runs table overflows"
+    );
+    // The comparison with the base run: every measurement, the others'
+    // figures, ratios with intervals and verdicts; node1 and node2 are
+    // 1.5× and 2× as fast as node0 with tight samples.
+    let cmp = &dom[dom.find("id=\"comparison\"").expect("a comparison section")..];
+    let cmp = &cmp[..cmp.find("</section>").unwrap()];
+    assert!(cmp.contains("Memory latency · lat_mem_rd"), "{cmp}");
+    let mem = &cmp[cmp.find("Memory latency · lat_mem_rd").unwrap()..];
+    let row = mem
+        .split("<tr>")
+        .find(|r| r.contains(">256k<"))
+        .expect("the 256k row of lat_mem_rd");
+    assert_eq!(row.matches("class=\"faster\"").count(), 2, "{row}");
+    assert!(row.contains(">0.6"), "ratio about 1/1.5: {row}");
     // One staircase, one bandwidth sweep, one throughput chart; one
     // histogram per measurement column (6 + 6 + 3).
     let lines = dom.matches("<svg class=\"chart line").count();
