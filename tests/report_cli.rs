@@ -183,7 +183,8 @@ fn report_sorts_on_any_column() {
     let md = ok(&db, &["report", "--format", "markdown"]);
     assert!(
         md.contains("## Processor & processes")
-            && md.contains("| case | unit | base aaaa0001 | beta bbbb0002 | old cccc0003 |"),
+            && md.contains("| case | unit | base aaaa0001 | beta bbbb0002 | old cccc0003 |")
+            && md.contains("aaaa0001  alpha (base), started"),
         "{md}"
     );
     let json: Value = serde_json::from_str(&ok(&db, &["report", "--format=json"])).unwrap();

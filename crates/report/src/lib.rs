@@ -101,8 +101,11 @@ pub fn summary_with(m: &Matrix, order: &[usize], format: Format, l: Layout) -> S
             out
         }
         Format::Markdown => {
-            markdown::render("touchstone summary", &sheets, &[note.to_string()])
-                + &markdown::curves(&curve_runs)
+            let mut notes = vec![note.to_string()];
+            if !l.wide {
+                notes.push(layout::run_legend(m, order).replace('\n', "\n\n"));
+            }
+            markdown::render("touchstone summary", &sheets, &notes) + &markdown::curves(&curve_runs)
         }
         Format::Csv if l.wide => csv::summary_wide(m, order),
         Format::Csv => csv::summary(m, order),
@@ -159,6 +162,11 @@ pub fn comparison_with(
         Format::Markdown => {
             sheets.extend(curve_sheets);
             sheets.push(sheet::index(m, c, index));
+            if !l.wide {
+                let mut order = vec![c.base];
+                order.extend(&c.others);
+                notes.push(layout::run_legend(m, &order).replace('\n', "\n\n"));
+            }
             markdown::render("touchstone comparison", &sheets, &notes)
         }
         Format::Csv => csv::comparison(m, c, index),
