@@ -19,13 +19,24 @@ pub const DEFAULT_WIDTH: usize = 120;
 
 /// How a run is named in a column heading: its label (else host) on the
 /// first line, its short id on the second, so two runs of one host stay
-/// apart and the column stays narrow.
-pub fn run_column(run: &Run) -> String {
-    format!(
-        "{}\n{}",
-        run.label.as_deref().unwrap_or(&run.host.hostname),
-        short_id(&run.id)
-    )
+/// apart and the column stays narrow. When that first line would be the
+/// same for several of `runs` (a label shared by a whole farm), it is the
+/// host and label instead.
+pub fn run_column(m: &Matrix, runs: &[usize], r: usize) -> String {
+    let short = |k: usize| {
+        let run = m.runs[k];
+        run.label
+            .clone()
+            .unwrap_or_else(|| run.host.hostname.clone())
+    };
+    let name = short(r);
+    let shared = runs.iter().filter(|&&k| short(k) == name).count() > 1;
+    let first = if shared && m.runs[r].label.is_some() {
+        run_title(m.runs[r])
+    } else {
+        name
+    };
+    format!("{first}\n{}", short_id(&m.runs[r].id))
 }
 
 /// The lines that name the runs in full, above the tables.
@@ -252,7 +263,7 @@ pub fn summary(m: &Matrix, order: &[usize], width: usize) -> Vec<Sheet> {
                         .zip(&k.scales)
                         .map(|(row, s)| figure(m, r, row.column, s))
                         .collect();
-                    vec![column(run_column(m.runs[r]), true, cells)]
+                    vec![column(run_column(m, order, r), true, cells)]
                 })
                 .collect();
             family_sheets(f, k, vec![], blocks, width)
@@ -289,7 +300,7 @@ pub fn comparison(m: &Matrix, c: &Comparison, width: usize) -> Vec<Sheet> {
                 })
                 .collect();
             let fixed = vec![column(
-                format!("base: {}", run_column(m.runs[c.base])),
+                format!("base: {}", run_column(m, &runs, c.base)),
                 true,
                 base_cells,
             )];
@@ -306,7 +317,7 @@ pub fn comparison(m: &Matrix, c: &Comparison, width: usize) -> Vec<Sheet> {
                         verdicts.push(verdict_text(cell));
                     }
                     vec![
-                        column(run_column(m.runs[o]), true, values),
+                        column(run_column(m, &runs, o), true, values),
                         column("ratio [CI]".to_string(), true, ratios),
                         column(String::new(), false, verdicts),
                     ]
@@ -323,6 +334,25 @@ mod tests {
     use crate::testdata::{measurement, run_with};
     use touchstone_analysis::compare::compare;
     use touchstone_results::Unit;
+
+    #[test]
+    fn a_label_shared_by_several_runs_names_their_hosts_too() {
+        let mut runs = memory_runs(3);
+        runs[0].label = Some("farm".into());
+        runs[1].label = Some("farm".into());
+        let m = Matrix::build(&runs).unwrap();
+        let heads: Vec<String> = (0..3).map(|r| run_column(&m, &[0, 1, 2], r)).collect();
+        assert_eq!(
+            heads,
+            [
+                "host0 (farm)\n0000aaaa",
+                "host1 (farm)\n0001aaaa",
+                "node-2\n0002aaaa"
+            ]
+        );
+        // Shown on its own, the label alone is enough.
+        assert_eq!(run_column(&m, &[0], 0), "farm\n0000aaaa");
+    }
 
     #[test]
     fn packing_keeps_at_least_one_block_per_group() {
