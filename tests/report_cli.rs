@@ -85,61 +85,117 @@ fn three_runs() -> Vec<Run> {
 fn report_sorts_on_any_column() {
     let dir = tempfile::tempdir().unwrap();
     let db = store(dir.path(), &three_runs());
-    // Latency: lowest first.
+    // Latency: lowest first. The runs are the CSV's columns, in that order.
     let csv = ok(
         &db,
         &["report", "--sort", "lat_syscall/null", "--format", "csv"],
     );
-    let ids: Vec<&str> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').next().unwrap())
-        .collect();
-    assert_eq!(ids, ["bbbb0002", "aaaa0001", "cccc0003"], "{csv}");
+    assert!(
+        csv.starts_with(
+            "group,family,measurement,parallel,case,sweep,sweep_value,unit,bbbb0002,aaaa0001,cccc0003\n"
+        ),
+        "{csv}"
+    );
+    let line = |csv: &str, name: &str| -> Vec<String> {
+        csv.lines()
+            .find(|l| l.split(',').nth(2) == Some(name))
+            .unwrap_or_else(|| panic!("no {name}: {csv}"))
+            .split(',')
+            .map(String::from)
+            .collect()
+    };
+    let lat = line(&csv, "lat_syscall/null");
+    assert_eq!(
+        lat[..8],
+        [
+            "proc",
+            "lat_syscall",
+            "lat_syscall/null",
+            "1",
+            "lat_syscall/null",
+            "",
+            "",
+            "ns"
+        ]
+    );
+    let bw = line(&csv, "bw_mem/rd/size:1m");
+    assert_eq!(
+        bw[4..7],
+        ["bw_mem/rd/size:1m", "", ""],
+        "one size: no sweep"
+    );
+    // A run lacking the figure is empty, not zero.
+    let pipe = line(&csv, "lat_pipe");
+    assert!(pipe[8].parse::<f64>().unwrap() > 4000.0, "{pipe:?}");
+    assert_eq!(pipe[9..], ["", ""]);
+    // Bandwidth: highest first; by a unique part of the name.
+    let csv = ok(&db, &["report", "--sort", "bw_mem", "--format", "csv"]);
+    assert!(
+        csv.lines().next().unwrap().contains(",unit,cccc0003,"),
+        "{csv}"
+    );
+    // --wide: the older layout, a run per row, sorted the same way.
+    let csv = ok(
+        &db,
+        &["report", "--wide", "--sort", "lat_pipe", "--format", "csv"],
+    );
     assert!(
         csv.starts_with(
             "run,host,label,started,lat_syscall/null (ns),lat_pipe (ns),bw_mem/rd/size:1m (MB/s)"
         ),
         "{csv}"
     );
-    // Bandwidth: highest first; by a unique part of the name.
-    let csv = ok(&db, &["report", "--sort", "bw_mem", "--format", "csv"]);
     let ids: Vec<&str> = csv
         .lines()
         .skip(1)
         .map(|l| l.split(',').next().unwrap())
         .collect();
-    assert_eq!(ids[0], "cccc0003");
-    // A run lacking the column goes last, shown as missing, not zero.
-    let csv = ok(&db, &["report", "--sort", "lat_pipe", "--format", "csv"]);
+    assert_eq!(ids[0], "bbbb0002", "{csv}");
     let last = csv.lines().last().unwrap();
     assert_eq!(
         last.split(',').nth(5),
         Some(""),
         "missing figure must be empty: {last}"
     );
-    // The terminal table: grouped, units in headers, labels.
+    // The terminal table: one per family, titled with its group, the runs
+    // named in full above and by label (else host) over their columns.
     let table = ok(&db, &["report", "--sort", "host"]);
     for want in [
-        "Processor & processes",
-        "Memory bandwidth",
-        "lat_syscall/null (ns)",
-        "alpha (base)",
-        "gamma (old)",
+        "Processor & processes\n",
+        "Memory bandwidth\n",
+        "alpha (base), started",
+        "gamma (old), started",
+        "│ lat_syscall/null ┆ ns   ┆",
     ] {
         assert!(table.contains(want), "missing {want}:\n{table}");
     }
+    let head = table.lines().find(|l| l.contains("┆ base")).unwrap();
+    assert!(
+        head.find("base") < head.find("beta") && head.find("beta") < head.find("old"),
+        "{head}"
+    );
+    let wide = ok(&db, &["report", "--wide", "--sort", "host"]);
+    assert!(
+        wide.contains("lat_syscall/null (ns)") && wide.contains("alpha (base)"),
+        "{wide}"
+    );
     // Markdown and JSON of the same report.
     let md = ok(&db, &["report", "--format", "markdown"]);
     assert!(
-        md.contains("## Processor & processes") && md.contains("| run | host (label) |"),
+        md.contains("## Processor & processes")
+            && md.contains("| case | unit | base aaaa0001 | beta bbbb0002 | old cccc0003 |")
+            && md.contains("aaaa0001  alpha (base), started"),
         "{md}"
     );
     let json: Value = serde_json::from_str(&ok(&db, &["report", "--format=json"])).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), 3);
     // Selecting runs by label, prefix and `last`.
     let csv = ok(&db, &["report", "base", "bbbb", "last", "--format", "csv"]);
-    assert_eq!(csv.lines().count(), 4);
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",unit,aaaa0001,bbbb0002,cccc0003"));
 }
 
 #[test]
@@ -212,7 +268,14 @@ fn compare_gives_ratios_marks_and_index() {
     );
     assert!(csv.contains("overall,INDEX"));
     let md = ok(&db, &["compare", "base", "bbbb", "--format", "markdown"]);
-    assert!(md.contains("| lat_syscall/null | ns |"), "{md}");
+    let null = md
+        .lines()
+        .find(|l| l.starts_with("| lat_syscall/null | ns | 100"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        null.contains(" | 0.499") && null.ends_with(" | faster |"),
+        "{null}"
+    );
 }
 
 #[test]
@@ -285,7 +348,11 @@ fn report_over_imported_runs() {
         &["report", "--sort", "lat_syscall/null", "--format", "csv"],
     );
     assert_eq!(csv.lines().count(), 4);
-    assert!(csv.lines().nth(1).unwrap().starts_with("bbbb0002,beta"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",unit,bbbb0002,aaaa0001,cccc0003"));
     let text = ok(&other, &["compare", "base", "bbbb0002"]);
     assert!(text.contains("faster"));
 }
@@ -335,6 +402,17 @@ fn chart_runs() -> Vec<Run> {
             r
         })
         .collect();
+    // Run warnings as long as real ones: the runs table must wrap them.
+    for text in [
+        "load average 12.66 at start on 2 CPUs: other work competes with the benchmarks",
+        "running under a hypervisor (kvm): timers, scheduling and memory are virtualised",
+        "the CPU frequency governor is 'powersave': clocks may change during a measurement",
+    ] {
+        runs[0].warnings.push(touchstone_results::Warning::new(
+            touchstone_results::warnings::WarningCode::Load,
+            text,
+        ));
+    }
     runs[0].curves = vec![usl_curve(
         &mut rng,
         &[1, 2],
@@ -417,7 +495,12 @@ fn html_report_renders_in_a_headless_browser() {
     let profile = tempfile::tempdir().unwrap();
     let out = headless(
         profile.path(),
-        &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        &[
+            "--dump-dom",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2400",
+        ],
         &page,
     );
     // The page logs nothing: any console line is an error or a warning.
@@ -430,6 +513,36 @@ fn html_report_renders_in_a_headless_browser() {
         "the page's script did not finish:\n{}",
         &dom[..dom.len().min(2000)]
     );
+    // Readable labels: no chart's tick label is drawn smaller than 9 px
+    // (histograms in a grid once shrank them to about 5 px); the runs
+    // table's long warnings wrap instead of overflowing.
+    let attr = |name: &str| -> String {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name}"));
+        let rest = &dom[at + name.len() + 2..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    let smallest: f64 = attr("data-min-tick-px").parse().unwrap();
+    assert!(smallest >= 9.0, "tick labels drawn at {smallest} px");
+    assert_eq!(
+        attr("data-runs-overflow"),
+        "false",
+        "the runs table overflows"
+    );
+    // The comparison with the base run: every measurement, the others'
+    // figures, ratios with intervals and verdicts; node1 and node2 are
+    // 1.5× and 2× as fast as node0 with tight samples.
+    let cmp = &dom[dom.find("id=\"comparison\"").expect("a comparison section")..];
+    let cmp = &cmp[..cmp.find("</section>").unwrap()];
+    assert!(cmp.contains("Memory latency · lat_mem_rd"), "{cmp}");
+    let mem = &cmp[cmp.find("Memory latency · lat_mem_rd").unwrap()..];
+    let row = mem
+        .split("<tr>")
+        .find(|r| r.contains(">256k<"))
+        .expect("the 256k row of lat_mem_rd");
+    assert_eq!(row.matches("class=\"faster\"").count(), 2, "{row}");
+    assert!(row.contains(">0.6"), "ratio about 1/1.5: {row}");
     // One staircase, one bandwidth sweep, one throughput chart; one
     // histogram per measurement column (6 + 6 + 3).
     let lines = dom.matches("<svg class=\"chart line").count();
@@ -523,8 +636,14 @@ fn report_and_compare_show_load_curves() {
         4,
         "one line per table:\n{text}"
     );
-    // CSV: one line per point after the run lines.
+    // CSV: one line per point and figure, the two runs across.
     let csv = ok(&db, &["report", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 1 + 12 * 7, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with(
+        "curve,tcp_rr,tcp_rr/size:4/cpus:1/load:1/throughput,1,cpus:1 throughput,load,1,ops/s,"
+    ));
+    // --wide: one line per point after the run lines.
+    let csv = ok(&db, &["report", "--wide", "--format", "csv"]);
     assert_eq!(csv.lines().count(), 1 + 2 + 2 * 12, "{csv}");
     assert!(csv
         .lines()

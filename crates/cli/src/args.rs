@@ -263,6 +263,10 @@ pub struct ReportArgs {
     pub sort: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
+    /// The wide layout: one row per run, one column per measurement (the
+    /// default: one table per benchmark family, sweeps down the rows, runs across).
+    #[arg(long)]
+    pub wide: bool,
     /// Also write a self-contained HTML report with charts here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -280,6 +284,10 @@ pub struct CompareArgs {
     pub others: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
+    /// The wide layout: one table per report group (the default: one table
+    /// per benchmark family, sweeps down the rows, runs across).
+    #[arg(long)]
+    pub wide: bool,
     /// Write the comparison here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -1,6 +1,8 @@
 //! CSV exports. Figures are in the stored unit (named in the header) at
 //! full precision, so a spreadsheet gets exact numbers, not display text.
-//! Load curves add one row per point (see `summary` and `comparison`).
+//! The summary reads like the terminal's: one line per measurement (the
+//! swept parameter in its own columns), one column per run; load curves
+//! add lines per point and figure (see `summary` and `comparison`).
 
 use touchstone_analysis::compare::{Comparison, Verdict};
 use touchstone_analysis::compare_curves::compare_runs;
@@ -115,13 +117,14 @@ fn run_fields(run: &Run) -> Vec<String> {
     ]
 }
 
-/// The summary: one line per run (in `order`), one column per measurement.
+/// The wide summary (`--wide`): one line per run (in `order`), one column
+/// per measurement.
 /// When the runs hold load curves, the point columns follow the
 /// measurement columns, and each point of each curve is one more line
 /// (its run's four identifying fields, empty measurement fields, then the
 /// point): one table a spreadsheet reads whole, where the lines with a
 /// `workload` are the points.
-pub fn summary(m: &Matrix, order: &[usize]) -> String {
+pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
     let has_curves = order.iter().any(|&r| !m.runs[r].curves.is_empty());
     let mut head: Vec<String> = ["run", "host", "label", "started"]
         .iter()
@@ -153,6 +156,123 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
                 f.extend(m.columns.iter().map(|_| String::new()));
                 f.extend(point_fields(&c.workload, &params, &c.operation, p));
                 out.push_str(&line(&f));
+            }
+        }
+    }
+    out
+}
+
+/// The figures of a load-curve point that the summary carries, each one
+/// line per (curve, CPU count, load): name, unit and how to read it.
+type PointFigure = (&'static str, &'static str, fn(&Point) -> f64);
+const POINT_FIGURES: [PointFigure; 7] = [
+    ("throughput", "ops/s", |p| p.throughput),
+    ("throughput_half_width", "ops/s", |p| {
+        p.throughput_half_width
+    }),
+    ("p50", "ns", |p| p.latency.p50_ns as f64),
+    ("p99", "ns", |p| p.latency.p99_ns as f64),
+    ("p99.9", "ns", |p| p.latency.p999_ns as f64),
+    ("cpu_busy", "fraction", |p| p.cpu.busy()),
+    ("client_cpu_per_op", "ns", |p| {
+        p.service_demand.client_ns_per_op
+    }),
+];
+
+/// The summary: one line per measurement (family by family, the swept
+/// parameter down the rows as in the terminal's tables), one column per
+/// run in `order` holding its headline figure in the stored unit. The
+/// runs' load curves follow: one line per curve, CPU count, load and
+/// figure (`POINT_FIGURES`), with group `curve` and the load as the swept
+/// value. `--wide` gives `summary_wide`.
+pub fn summary(m: &Matrix, order: &[usize]) -> String {
+    let mut head: Vec<String> = [
+        "group",
+        "family",
+        "measurement",
+        "parallel",
+        "case",
+        "sweep",
+        "sweep_value",
+        "unit",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    head.extend(order.iter().map(|&r| m.runs[r].id.clone()));
+    let mut out = line(&head);
+    for f in crate::families::families(m) {
+        for row in &f.rows {
+            let col = &m.columns[row.column];
+            let mut fields = vec![
+                f.group.clone(),
+                col.benchmark.clone(),
+                col.name.clone(),
+                col.parallel.to_string(),
+                row.case.clone(),
+                f.sweep.clone().unwrap_or_default(),
+                row.value.clone(),
+                col.unit.to_string(),
+            ];
+            fields.extend(
+                order
+                    .iter()
+                    .map(|&r| num(m.cells[r][row.column].map(|x| x.value()))),
+            );
+            out.push_str(&line(&fields));
+        }
+    }
+    // Curves: keyed by workload and parameters, in order of first appearance.
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for &r in order {
+        for c in &m.runs[r].curves {
+            let k = (c.workload.clone(), params_field(&c.params));
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    for (workload, params) in keys {
+        let curve_of = |r: usize| {
+            m.runs[r]
+                .curves
+                .iter()
+                .find(|c| c.workload == workload && params_field(&c.params) == params)
+        };
+        let mut at: Vec<(u32, u32)> = order
+            .iter()
+            .filter_map(|&r| curve_of(r))
+            .flat_map(|c| c.points.iter().map(|p| (p.cpus, p.load)))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        let stem = std::iter::once(workload.clone())
+            .chain(
+                params
+                    .split(' ')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+            )
+            .collect::<Vec<_>>()
+            .join("/");
+        for (cpus, load) in at {
+            for (figure, unit, get) in POINT_FIGURES {
+                let mut fields = vec![
+                    "curve".to_string(),
+                    workload.clone(),
+                    format!("{stem}/cpus:{cpus}/load:{load}/{figure}"),
+                    load.to_string(),
+                    format!("cpus:{cpus} {figure}"),
+                    "load".to_string(),
+                    load.to_string(),
+                    unit.to_string(),
+                ];
+                fields.extend(order.iter().map(|&r| {
+                    num(curve_of(r)
+                        .and_then(|c| c.points.iter().find(|p| p.cpus == cpus && p.load == load))
+                        .map(get))
+                }));
+                out.push_str(&line(&fields));
             }
         }
     }

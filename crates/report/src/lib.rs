@@ -7,8 +7,10 @@
 pub mod colour;
 pub mod csv;
 pub mod curves;
+pub mod families;
 pub mod html;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 pub mod run_export;
 pub mod sheet;
@@ -30,7 +32,7 @@ pub enum Format {
 
 const SUMMARY_NOTE: &str =
     "Medians, one unit per column; '-' = not measured; '!' = a warning that can move the figure (all: touchstone show RUN --warnings).";
-const COMPARE_NOTE: &str = "ratio = run / base with a ≥95 % confidence interval; faster/slower only where the interval excludes 1, else '~'; 'no base' = the base run lacks it. Method: docs/reports.md.";
+const COMPARE_NOTE: &str = "ratio = run / base with a ≥95 % confidence interval; faster/slower only where the interval excludes 1, else '~';\n'no base' = the base run lacks it. Method: docs/reports.md.";
 
 const CURVE_COMPARE_NOTE: &str = "Load curves: ratio = run / base of mean throughput at the same load and CPUs, with a ≥95 % interval from the trials' 97.5 % t-intervals; faster/slower only where it excludes 1; p99 ratio has no interval; ! = a point that did not converge. Method: docs/reports.md.";
 
@@ -43,18 +45,53 @@ fn runs_with_curves<'a>(m: &Matrix<'a>, order: &[usize]) -> Vec<&'a touchstone_r
         .collect()
 }
 
-/// The lmbench-style summary of the runs, rows in `order`, then each run's
-/// load curves.
+/// How `report` and `compare` lay their tables out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The older wide layout: runs as rows, one column per measurement.
+    pub wide: bool,
+    /// The width the tables must fit (a terminal's; `layout::DEFAULT_WIDTH`
+    /// when not writing to one).
+    pub width: usize,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            wide: false,
+            width: layout::DEFAULT_WIDTH,
+        }
+    }
+}
+
+const FAMILY_NOTE: &str = "Medians; a table per family that sweeps a parameter (down the rows), runs across (named above); --wide: runs as rows.\n'-' = not measured; '!' = the figure carries warnings (touchstone show RUN).";
+
+/// The summary of the runs in the default layout (see `summary_with`).
 pub fn summary(m: &Matrix, order: &[usize], format: Format) -> String {
+    summary_with(m, order, format, Layout::default())
+}
+
+/// The summary of the runs, runs in `order`, then each run's load curves.
+/// By default one table per benchmark family with runs side by side
+/// (`layout`); with `wide`, lmbench's one row per run and one column per
+/// measurement (`sheet::summary`).
+pub fn summary_with(m: &Matrix, order: &[usize], format: Format, l: Layout) -> String {
     let curve_runs = runs_with_curves(m, order);
+    let (sheets, note) = if l.wide {
+        (sheet::summary(m, order), SUMMARY_NOTE)
+    } else {
+        (layout::summary(m, order, l.width), FAMILY_NOTE)
+    };
     match format {
         Format::Table => {
             let mut out = String::new();
             if !m.columns.is_empty() || curve_runs.is_empty() {
-                out = format!(
-                    "{}{SUMMARY_NOTE}\n",
-                    tables::render(&sheet::summary(m, order))
-                );
+                let tables = if l.wide {
+                    tables::render(&sheets)
+                } else {
+                    layout::run_legend(m, order) + &tables::render_fitted(&sheets)
+                };
+                out = format!("{tables}{note}\n");
             }
             for run in curve_runs {
                 out.push_str(&format!(
@@ -66,32 +103,74 @@ pub fn summary(m: &Matrix, order: &[usize], format: Format) -> String {
             out
         }
         Format::Markdown => {
-            markdown::render(
-                "touchstone summary",
-                &sheet::summary(m, order),
-                &[SUMMARY_NOTE.to_string()],
-            ) + &markdown::curves(&curve_runs)
+            let mut notes = vec![note.to_string()];
+            if !l.wide {
+                notes.push(layout::run_legend(m, order).replace('\n', "\n\n"));
+            }
+            markdown::render("touchstone summary", &sheets, &notes) + &markdown::curves(&curve_runs)
         }
+        Format::Csv if l.wide => csv::summary_wide(m, order),
         Format::Csv => csv::summary(m, order),
         Format::Json => json::summary(m, order) + "\n",
     }
 }
 
-/// The comparison with the base run (measurements, then load curves) and
-/// the index table.
+/// The comparison in the default layout (see `comparison_with`).
 pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine], format: Format) -> String {
-    let mut sheets = sheet::comparison(m, c);
+    comparison_with(m, c, index, format, Layout::default())
+}
+
+/// The comparison with the base run (measurements, then load curves) and
+/// the index table. By default one table per family, measurements down
+/// the rows and the runs across (`layout`); with `wide`, one table per
+/// report group (`sheet::comparison`).
+pub fn comparison_with(
+    m: &Matrix,
+    c: &Comparison,
+    index: &[IndexLine],
+    format: Format,
+    l: Layout,
+) -> String {
+    let mut sheets = if l.wide {
+        sheet::comparison(m, c)
+    } else {
+        layout::comparison(m, c, l.width)
+    };
     let others: Vec<&touchstone_results::Run> = c.others.iter().map(|&o| m.runs[o]).collect();
     let curve_sheets = curves::comparison_sheets(m.runs[c.base], &others);
     let mut notes = vec![COMPARE_NOTE.to_string()];
     if !curve_sheets.is_empty() {
         notes.push(CURVE_COMPARE_NOTE.to_string());
     }
-    sheets.extend(curve_sheets);
-    sheets.push(sheet::index(m, c, index));
     match format {
-        Format::Table => format!("{}{}\n", tables::render(&sheets), notes.join("\n")),
-        Format::Markdown => markdown::render("touchstone comparison", &sheets, &notes),
+        Format::Table if !l.wide => {
+            let mut order = vec![c.base];
+            order.extend(&c.others);
+            let mut rest = curve_sheets;
+            rest.push(sheet::index(m, c, index));
+            format!(
+                "{}{}{}{}\n",
+                layout::run_legend(m, &order),
+                tables::render_fitted(&sheets),
+                tables::render(&rest),
+                notes.join("\n")
+            )
+        }
+        Format::Table => {
+            sheets.extend(curve_sheets);
+            sheets.push(sheet::index(m, c, index));
+            format!("{}{}\n", tables::render(&sheets), notes.join("\n"))
+        }
+        Format::Markdown => {
+            sheets.extend(curve_sheets);
+            sheets.push(sheet::index(m, c, index));
+            if !l.wide {
+                let mut order = vec![c.base];
+                order.extend(&c.others);
+                notes.push(layout::run_legend(m, &order).replace('\n', "\n\n"));
+            }
+            markdown::render("touchstone comparison", &sheets, &notes)
+        }
         Format::Csv => csv::comparison(m, c, index),
         Format::Json => json::comparison(m, c, index) + "\n",
     }
@@ -206,7 +285,26 @@ mod tests {
     fn the_summary_exports_carry_one_row_per_point() {
         let runs = two_runs();
         let m = Matrix::build(&runs).unwrap();
+        // Runs across: one line per point (8 loads over both CPU counts,
+        // the union of both runs) and figure; the run lacking it is empty.
         let csv = summary(&m, &[0, 1], Format::Csv);
+        assert!(csv.starts_with(
+            "group,family,measurement,parallel,case,sweep,sweep_value,unit,aaaa0001,bbbb0002\n"
+        ));
+        assert_eq!(csv.lines().count(), 1 + 8 * 7, "{csv}");
+        assert!(
+            csv.contains(
+                "curve,tcp_rr,tcp_rr/size:4/cpus:2/load:8/throughput,8,cpus:2 throughput,load,8,ops/s,105000,126000"
+            ),
+            "{csv}"
+        );
+        assert!(csv.contains("cpus:1/load:1/throughput,1,cpus:1 throughput,load,1,ops/s,25000,\n"));
+        // The wide CSV: a run per line, points after.
+        let wide = Layout {
+            wide: true,
+            ..Layout::default()
+        };
+        let csv = summary_with(&m, &[0, 1], Format::Csv, wide);
         let mut lines = csv.lines();
         let head = lines.next().unwrap();
         assert!(

@@ -14,7 +14,12 @@ fn escape(s: &str) -> String {
 /// One sheet as a Markdown table (no title).
 fn table(s: &Sheet) -> String {
     let mut out = String::new();
-    let head: Vec<String> = s.header.iter().map(|h| escape(h)).collect();
+    // A two-line heading (name, then run id) becomes one line.
+    let head: Vec<String> = s
+        .header
+        .iter()
+        .map(|h| escape(&h.replace('\n', " ")))
+        .collect();
     out.push_str(&format!("| {} |\n", head.join(" | ")));
     let rule: Vec<&str> = s
         .numeric

@@ -63,6 +63,37 @@ pub fn render(sheets: &[Sheet]) -> String {
     out
 }
 
+/// Sheets already cut to the terminal's width (`layout`): one table each,
+/// laid out exactly as given (no wrapping inside cells), so the widths
+/// `layout` planned are the widths printed.
+pub fn render_fitted(sheets: &[Sheet]) -> String {
+    let mut out = String::new();
+    for s in sheets {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(s.header.iter().map(Cell::new));
+        for row in &s.rows {
+            t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
+                let cell = Cell::new(c);
+                if num {
+                    cell.set_alignment(CellAlignment::Right)
+                } else {
+                    cell
+                }
+            }));
+        }
+        out.push_str(&format!("{}\n{t}\n", s.title));
+    }
+    out
+}
+
+/// The width of the terminal on standard output, if it is one (at least
+/// 60 columns, so a tiny window still gets a usable table).
+pub fn terminal_width() -> Option<usize> {
+    Table::new().width().map(|w| usize::from(w).max(60))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

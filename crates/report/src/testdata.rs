@@ -164,3 +164,55 @@ pub fn run(id: &str, host: &str, curves: Vec<Curve>) -> touchstone_results::Run 
         curves,
     }
 }
+
+/// A measurement at `parallel` processes whose eleven samples lie within
+/// ±1 % of `value` (tight enough that a 10 % difference is significant).
+pub fn measurement(
+    name: &str,
+    group: &str,
+    unit: touchstone_results::Unit,
+    parallel: u32,
+    value: f64,
+) -> touchstone_results::Measurement {
+    use chrono::{TimeZone, Utc};
+    let samples: Vec<f64> = (0..11)
+        .map(|i| value * (1.0 + (i as f64 - 5.0) * 0.002))
+        .collect();
+    let t = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
+    touchstone_results::Measurement {
+        invalid: None,
+        convergence: None,
+        name: name.into(),
+        benchmark: name.split('/').next().unwrap().into(),
+        group: group.into(),
+        params: name
+            .split('/')
+            .skip(1)
+            .filter_map(|s| s.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        parallel,
+        unit,
+        statistic: touchstone_results::Statistic::Median,
+        summary: touchstone_results::Summary::of(&samples).unwrap(),
+        samples,
+        per_process: vec![],
+        intervals: vec![],
+        baseline: None,
+        warnings: vec![],
+        extra: Default::default(),
+        started_at: t,
+        ended_at: t,
+    }
+}
+
+/// A run on host `host` holding `measurements` and no curves.
+pub fn run_with(
+    id: &str,
+    host: &str,
+    measurements: Vec<touchstone_results::Measurement>,
+) -> touchstone_results::Run {
+    let mut r = run(id, host, vec![]);
+    r.measurements = measurements;
+    r
+}

@@ -6,7 +6,7 @@ use std::path::Path;
 use touchstone_analysis::compare;
 use touchstone_analysis::index::indices;
 use touchstone_analysis::table::Matrix;
-use touchstone_report::{html, Format};
+use touchstone_report::{html, Format, Layout};
 use touchstone_results::store::Store;
 use touchstone_results::Run;
 
@@ -68,6 +68,18 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), CliError> {
     }
 }
 
+/// The layout asked for, as wide as the terminal when printing to one.
+fn layout(wide: bool, output: Option<&Path>) -> Layout {
+    let width = match output {
+        None => touchstone_report::tables::terminal_width(),
+        Some(_) => None,
+    };
+    Layout {
+        wide,
+        width: width.unwrap_or(touchstone_report::layout::DEFAULT_WIDTH),
+    }
+}
+
 fn matrix(runs: &[Run]) -> Result<Matrix<'_>, CliError> {
     Matrix::build(runs).map_err(|e| CliError::Usage(e.to_string()))
 }
@@ -91,7 +103,12 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     }
     emit(
         a.output.as_deref(),
-        &touchstone_report::summary(&m, &order, format(a.format)),
+        &touchstone_report::summary_with(
+            &m,
+            &order,
+            format(a.format),
+            layout(a.wide, a.output.as_deref()),
+        ),
     )
 }
 
@@ -119,6 +136,12 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
     }
     emit(
         a.output.as_deref(),
-        &touchstone_report::comparison(&m, &c, &idx, format(a.format)),
+        &touchstone_report::comparison_with(
+            &m,
+            &c,
+            &idx,
+            format(a.format),
+            layout(a.wide, a.output.as_deref()),
+        ),
     )
 }

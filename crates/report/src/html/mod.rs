@@ -1,6 +1,7 @@
 //! The HTML report: one self-contained page (inline CSS, script and SVG;
 //! nothing fetched from the network) with the runs, an index against the
-//! first run, the summary tables, the memory-latency staircase, bandwidth
+//! first run, every measurement compared with the first run (ratio,
+//! interval, verdict), the summary tables, the memory-latency staircase, bandwidth
 //! against size, throughput against load, the load curves of workloads
 //! (charts, tables, peak/knee/USL lines) and histograms of raw samples.
 
@@ -10,12 +11,13 @@ pub mod svg;
 
 use std::fmt::Write;
 
-use touchstone_analysis::compare::compare;
+use touchstone_analysis::compare::{compare, Comparison};
 use touchstone_analysis::curve_analysis::analyse;
 use touchstone_analysis::index::indices;
 use touchstone_analysis::table::{run_title, short_id, Matrix};
 use touchstone_results::groups::title;
 
+use crate::layout;
 use crate::sheet::{self, Sheet, WARNING_MARK};
 use charts::Chart;
 use svg::{color, escape};
@@ -26,15 +28,18 @@ const JS: &str = include_str!("page.js");
 fn table(out: &mut String, s: &Sheet) {
     out.push_str(r#"<div class="scroll"><table class="sortable"><thead><tr>"#);
     for h in &s.header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
+        // A two-line heading (a run's name, then its id) keeps its break.
+        let _ = write!(out, "<th>{}</th>", escape(h).replace('\n', "<br>"));
     }
     out.push_str("</tr></thead><tbody>");
     for row in &s.rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
             let mut class = if s.numeric[i] { "num" } else { "" }.to_string();
-            if cell == "faster" || cell == "slower" {
-                class = cell.clone();
+            match cell.as_str() {
+                "faster" | "slower" => class = cell.clone(),
+                "~" => class = "same".into(),
+                _ => {}
             }
             let _ = write!(out, r#"<td class="{class}">{}</td>"#, escape(cell));
         }
@@ -139,6 +144,28 @@ fn curves_section(out: &mut String, m: &Matrix, order: &[usize]) {
     out.push_str("</section>");
 }
 
+/// Every measurement against the first run: each run's figure, the ratio
+/// to the base with its interval, and the verdict (faster, slower, or ~
+/// when the interval includes 1), one table per family as in `compare`.
+fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison) {
+    out.push_str(r#"<section id="comparison"><h2>Comparison with the base run</h2>"#);
+    if c.others.is_empty() {
+        out.push_str(r#"<p class="note">One run: nothing to compare with.</p></section>"#);
+        return;
+    }
+    let _ = write!(
+        out,
+        r#"<p class="note">Base: {} {}. ratio = run / base with a ≥95 % confidence interval from the two medians' intervals; <span class="faster">faster</span> / <span class="slower">slower</span> only where the interval excludes 1, else ~ (no significant difference); "differs" for units that do not rank. Method: docs/reports.md.</p>"#,
+        escape(&run_title(m.runs[c.base])),
+        short_id(&m.runs[c.base].id)
+    );
+    for s in layout::comparison(m, c, usize::MAX) {
+        let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
+        table(out, &s);
+    }
+    out.push_str("</section>");
+}
+
 /// The whole page. Runs appear in `order` in the tables; the index uses
 /// the matrix's first run as its base; `generated` is a timestamp line.
 pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
@@ -150,7 +177,7 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     );
     let _ = write!(
         out,
-        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
+        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
         escape(generated)
@@ -161,10 +188,10 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     for &r in order {
         let run = m.runs[r];
         let h = &run.host;
-        let warnings: Vec<String> = run.warnings.iter().map(|w| w.message.clone()).collect();
+        let warnings: Vec<String> = run.warnings.iter().map(|w| escape(&w.message)).collect();
         let _ = write!(
             out,
-            r#"<tr><td><span class="swatch" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td><span class="swatch" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td class="wrap">{}</td></tr>"#,
             color(r),
             escape(short_id(&run.id)),
             escape(&run_title(run)),
@@ -174,16 +201,16 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
             escape(&h.kernel),
             run.started_at.format("%Y-%m-%d %H:%M"),
             run.status.as_str(),
-            escape(&warnings.join("; "))
+            warnings.join("<br>")
         );
     }
     out.push_str("</tbody></table></div></section>");
 
     // Index against the first run.
+    let others: Vec<usize> = (1..m.runs.len()).collect();
+    let c = compare(m, 0, &others);
     out.push_str(r#"<section id="index"><h2>Index</h2>"#);
     if m.runs.len() >= 2 {
-        let others: Vec<usize> = (1..m.runs.len()).collect();
-        let c = compare(m, 0, &others);
         let idx = indices(m, &c);
         let s = sheet::index(m, &c, &idx);
         let _ = write!(
@@ -197,9 +224,11 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     }
     out.push_str("</section>");
 
+    comparison_section(&mut out, m, &c);
+
     // Summary tables.
-    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians, one unit per column; click a heading to sort. A figure marked ! carries a warning that can move it (all: <code>touchstone show RUN --warnings</code>).</p>"#);
-    for s in sheet::summary(m, order) {
+    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians: one table per benchmark family that sweeps a parameter (down the rows), the others together per group; runs side by side; one unit per case; click a heading to sort. A figure marked ! carries a warning that can move it (all: <code>touchstone show RUN --warnings</code>).</p>"#);
+    for s in layout::summary(m, order, usize::MAX) {
         let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
         table(&mut out, &s);
     }

@@ -122,6 +122,67 @@ pub fn nice_ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
     out
 }
 
+/// A log axis fitted to figures in [lo, hi] (both > 0): from the largest
+/// 1-2-5 value at or below `lo` to the smallest at or above `hi`, so the
+/// data fill the plot (0.9–11 ns gets 0.5–20, not 0.1–100). Ticks at
+/// every 1-2-5 value in between, or only the decades and the two ends
+/// when that would be more than ten.
+pub fn log_axis(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
+    let steps = |e: i32| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e));
+    let (a, b) = (lo.log10().floor() as i32 - 1, hi.log10().ceil() as i32 + 1);
+    let all: Vec<f64> = (a..=b).flat_map(steps).collect();
+    // Compare with a little slack so a figure of exactly 10 sits on 10.
+    let y0 = all
+        .iter()
+        .copied()
+        .filter(|v| *v <= lo * (1.0 + 1e-9))
+        .fold(f64::NAN, f64::max);
+    let mut y1 = all
+        .iter()
+        .copied()
+        .find(|v| *v >= hi * (1.0 - 1e-9))
+        .unwrap_or(hi);
+    let y0 = if y0.is_finite() { y0 } else { lo };
+    if y1 <= y0 {
+        y1 = all.iter().copied().find(|v| *v > y0).unwrap_or(y0 * 2.0);
+    }
+    let inside: Vec<f64> = all
+        .into_iter()
+        .filter(|v| *v >= y0 * (1.0 - 1e-9) && *v <= y1 * (1.0 + 1e-9))
+        .collect();
+    let ticks = if inside.len() <= 10 {
+        inside
+    } else {
+        let decade = |v: f64| (v.log10() - v.log10().round()).abs() < 1e-9;
+        let n = inside.len();
+        inside
+            .into_iter()
+            .enumerate()
+            .filter(|(i, v)| *i == 0 || *i == n - 1 || decade(*v))
+            .map(|(_, v)| v)
+            .collect()
+    };
+    (y0, y1, ticks)
+}
+
+/// Ticks of a linear x axis over whole numbers (process counts, loads):
+/// every x the data hold when there are at most twelve, so each measured
+/// count is labelled; otherwise whole round numbers.
+fn count_ticks(xs: &[f64], x0: f64, x1: f64) -> Vec<(f64, String)> {
+    let mut distinct: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let ticks = if !distinct.is_empty() && distinct.len() <= 12 {
+        distinct
+    } else {
+        nice_ticks(x0, x1, 6)
+            .into_iter()
+            .filter(|v| v.fract() == 0.0)
+            .collect()
+    };
+    ticks.into_iter().map(|v| (v, tick_text(v))).collect()
+}
+
 /// Powers of two within [x0, x1] as ticks, at most about ten of them,
 /// labelled as sizes or plain numbers.
 fn log2_ticks(x0: f64, x1: f64, xaxis: XAxis) -> Vec<(f64, String)> {
@@ -144,6 +205,9 @@ fn x_text(xaxis: XAxis, x: f64) -> String {
 }
 
 struct Frame {
+    /// The chart's size in viewBox units.
+    w: f64,
+    h: f64,
     x0: f64,
     x1: f64,
     y0: f64,
@@ -159,7 +223,7 @@ impl Frame {
             XAxis::LogBytes | XAxis::Log2 => (self.x0.log2(), self.x1.log2(), x.log2()),
         };
         let t = if b > a { (v - a) / (b - a) } else { 0.5 };
-        LEFT + t * (W - LEFT - RIGHT)
+        LEFT + t * (self.w - LEFT - RIGHT)
     }
     fn fy(&self, y: f64) -> f64 {
         let (a, b, v) = if self.ylog {
@@ -168,14 +232,14 @@ impl Frame {
             (self.y0, self.y1, y)
         };
         let t = if b > a { (v - a) / (b - a) } else { 0.5 };
-        H - BOTTOM - t * (H - TOP - BOTTOM)
+        self.h - BOTTOM - t * (self.h - TOP - BOTTOM)
     }
 }
 
-fn open_svg(out: &mut String, title: &str, kind: &str) {
+fn open_svg(out: &mut String, title: &str, kind: &str, (w, h): (f64, f64)) {
     let _ = write!(
         out,
-        r#"<svg class="chart {kind}" viewBox="0 0 {W} {H}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{t}"><title>{t}</title>"#,
+        r#"<svg class="chart {kind}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{t}"><title>{t}</title>"#,
         t = escape(title)
     );
 }
@@ -188,7 +252,7 @@ fn axes(
     xl: &str,
     yl: &str,
 ) {
-    let (l, r, t, b) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
+    let (l, r, t, b) = (LEFT, f.w - RIGHT, TOP, f.h - BOTTOM);
     for (y, label) in yticks {
         let py = f.fy(*y);
         let _ = write!(
@@ -212,7 +276,7 @@ fn axes(
         out,
         r#"<path class="axis" d="M{l},{t}V{b}H{r}"/><text class="label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="label" transform="translate(14,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
         (l + r) / 2.0,
-        H - 6.0,
+        f.h - 6.0,
         escape(xl),
         (t + b) / 2.0,
         escape(yl)
@@ -250,18 +314,15 @@ pub fn line_chart(
     // A log axis only where the figures span more than a factor of ten.
     let ylog = log_y && ymin.is_finite() && ymax > 10.0 * ymin;
     let (y0, y1, yticks) = if ylog {
-        let (a, b) = (ymin.log10().floor() as i32, ymax.log10().ceil() as i32);
-        let ticks: Vec<f64> = (a..=b)
-            .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
-            .filter(|v| *v <= 10f64.powi(b))
-            .collect();
-        (10f64.powi(a), 10f64.powi(b), ticks)
+        log_axis(ymin, ymax)
     } else {
         let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);
         let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
         (0.0, y1, t)
     };
     let f = Frame {
+        w: W,
+        h: H,
         x0,
         x1,
         y0,
@@ -271,15 +332,17 @@ pub fn line_chart(
     };
     let xticks: Vec<(f64, String)> = match xaxis {
         XAxis::Linear => {
-            let t = nice_ticks(x0, x1, 6);
-            let t: Vec<f64> = t.into_iter().filter(|v| v.fract() == 0.0).collect();
-            t.into_iter().map(|v| (v, format!("{v}"))).collect()
+            let xs: Vec<f64> = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            count_ticks(&xs, x0, x1)
         }
         XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, xaxis),
     };
     let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
     let mut out = String::new();
-    open_svg(&mut out, title, "line");
+    open_svg(&mut out, title, "line", (W, H));
     axes(&mut out, &f, &xticks, &yt, x_label, y_label);
     for s in series {
         if s.points.is_empty() {
@@ -312,6 +375,12 @@ pub fn line_chart(
     out.push_str("</svg>");
     out
 }
+
+/// A histogram's size: the page shows histograms several to a row, about
+/// 300–400 px wide, so a viewBox of that size keeps its 11 px labels near
+/// 11 px on screen (a 640-wide one shrank them to about 5 px).
+pub const HIST_W: f64 = 360.0;
+pub const HIST_H: f64 = 220.0;
 
 /// Overlaid histograms of raw samples on shared bins, one outline per
 /// series. `div` turns stored figures into the x label's unit.
@@ -349,6 +418,8 @@ pub fn histogram(
     let yticks = nice_ticks(0.0, cmax, 4);
     let y1 = yticks.last().copied().unwrap_or(cmax).max(cmax);
     let f = Frame {
+        w: HIST_W,
+        h: HIST_H,
         x0: lo,
         x1: hi,
         y0: 0.0,
@@ -366,7 +437,7 @@ pub fn histogram(
         .map(|v| (v, format!("{v}")))
         .collect();
     let mut out = String::new();
-    open_svg(&mut out, title, "hist");
+    open_svg(&mut out, title, "hist", (HIST_W, HIST_H));
     axes(&mut out, &f, &xt, &yt, x_label, "samples");
     for ((name, color, samples), c) in series.iter().zip(&counts) {
         if samples.is_empty() {
@@ -509,20 +580,15 @@ pub fn plot(p: &Plot) -> String {
         .fold(f64::INFINITY, f64::min);
     let ylog = p.log_y && ymin_pos.is_finite() && ys.iter().all(|v| *v > 0.0);
     let (y0, y1, yticks) = if ylog {
-        let (a, b) = (ymin_pos.log10().floor() as i32, ymax.log10().ceil() as i32);
-        let b = b.max(a + 1);
-        let mults: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
-        let ticks: Vec<f64> = (a..=b)
-            .flat_map(|e| mults.iter().map(move |m| m * 10f64.powi(e)))
-            .filter(|v| *v <= 10f64.powi(b))
-            .collect();
-        (10f64.powi(a), 10f64.powi(b), ticks)
+        log_axis(ymin_pos, ymax)
     } else {
         let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 6);
         let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
         (0.0, y1, t)
     };
     let f = Frame {
+        w: W,
+        h: H,
         x0,
         x1,
         y0,
@@ -531,11 +597,16 @@ pub fn plot(p: &Plot) -> String {
         ylog,
     };
     let xticks: Vec<(f64, String)> = match p.xaxis {
-        XAxis::Linear => nice_ticks(x0, x1, 6)
-            .into_iter()
-            .filter(|v| v.fract() == 0.0)
-            .map(|v| (v, tick_text(v)))
-            .collect(),
+        XAxis::Linear => {
+            // The measured loads (layers with markers), not a fitted line's samples.
+            let measured: Vec<f64> = p
+                .layers
+                .iter()
+                .filter(|l| l.markers)
+                .flat_map(|l| l.points.iter().map(|q| q.0))
+                .collect();
+            count_ticks(&measured, x0, x1)
+        }
         XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, p.xaxis),
     };
     let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
@@ -683,6 +754,82 @@ mod tests {
         assert_eq!(tick_text(2.5), "2.5");
         assert_eq!(tick_text(0.0), "0");
         assert_eq!(escape("a<b&\"c\""), "a&lt;b&amp;&quot;c&quot;");
+    }
+
+    /// The tick labels of a chart, in document order.
+    fn tick_labels(svg: &str) -> Vec<String> {
+        svg.split(r#"<text class="tick""#)
+            .skip(1)
+            .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_log_axis_fits_the_data() {
+        assert_eq!(
+            log_axis(0.9, 11.0),
+            (0.5, 20.0, vec![0.5, 1.0, 2.0, 5.0, 10.0, 20.0])
+        );
+        assert_eq!(log_axis(1.0, 10.0).0, 1.0);
+        assert_eq!(log_axis(1.0, 10.0).1, 10.0);
+        // Four decades: the decades and the ends only.
+        let (a, b, t) = log_axis(1.5, 30_000.0);
+        assert_eq!((a, b), (1.0, 50_000.0));
+        assert_eq!(t, [1.0, 10.0, 100.0, 1000.0, 10_000.0, 50_000.0]);
+        let s = Series {
+            name: "r".into(),
+            color: color(0),
+            points: vec![(1024.0, 0.9), (1048576.0, 11.0)],
+        };
+        let svg = line_chart("t", XAxis::LogBytes, "size", "ns", 1.0, true, &[s]);
+        let labels = tick_labels(&svg);
+        assert!(
+            labels.contains(&"0.5".to_string()) && labels.contains(&"20".to_string()),
+            "{labels:?}"
+        );
+        assert!(
+            !labels.contains(&"0.1".to_string()) && !labels.contains(&"100".to_string()),
+            "{labels:?}"
+        );
+    }
+
+    #[test]
+    fn every_process_count_is_labelled() {
+        for xs in [
+            vec![1.0, 2.0],
+            vec![1.0, 2.0, 4.0, 8.0, 16.0],
+            vec![1.0, 3.0],
+        ] {
+            let s = Series {
+                name: "r".into(),
+                color: color(0),
+                points: xs.iter().map(|&x| (x, 1000.0 / x)).collect(),
+            };
+            let svg = line_chart("t", XAxis::Linear, "processes", "x", 1.0, false, &[s]);
+            let labels = tick_labels(&svg);
+            for x in &xs {
+                assert!(
+                    labels.contains(&tick_text(*x)),
+                    "{x} not labelled: {labels:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn histograms_are_drawn_at_the_size_they_are_shown() {
+        let h = histogram(
+            "h",
+            "ns",
+            1.0,
+            &[("r".into(), color(1), &[1.0, 2.0, 2.0, 3.0][..])],
+        );
+        assert!(
+            h.contains(&format!(r#"viewBox="0 0 {HIST_W} {HIST_H}""#)),
+            "{h}"
+        );
+        // Labels stay inside the drawing.
+        assert!(tick_labels(&h).len() >= 4);
     }
 
     #[test]
