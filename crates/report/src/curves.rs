@@ -33,6 +33,11 @@ pub fn operation_abbrev(operation: &str) -> &'static str {
 /// The label of a throughput in `scale` (a `Unit::OpsPerSec` scale):
 /// "k trans/s", "ops/s", "M req/s".
 pub fn rate_label(operation: &str, scale: &Scale) -> String {
+    // A bandwidth scale (`throughput_scale` of a curve with bytes per
+    // operation) is its own label.
+    if scale.label.ends_with("B/s") {
+        return scale.label.to_string();
+    }
     let prefix = scale.label.trim_end_matches("/s");
     let op = operation_abbrev(operation);
     if prefix.is_empty() {
@@ -44,9 +49,22 @@ pub fn rate_label(operation: &str, scale: &Scale) -> String {
 
 /// The one throughput scale of a curve (all its points, so that every
 /// table and line of the curve reads in the same unit).
+/// A curve whose operations move a fixed number of bytes reads in MB/s
+/// (10^6 bytes, as STREAM): its scale divides operations/s into MB/s.
 pub fn throughput_scale(curve: &Curve) -> Scale {
     let xs: Vec<f64> = curve.points.iter().map(|p| p.throughput).collect();
-    Scale::for_column(Unit::OpsPerSec, &xs)
+    match curve.bytes_per_op {
+        Some(bytes) if bytes > 0 => {
+            let mb_per_op = bytes as f64 / 1e6;
+            let mbps: Vec<f64> = xs.iter().map(|x| x * mb_per_op).collect();
+            let s = Scale::for_column(Unit::MBps, &mbps);
+            Scale {
+                label: s.label,
+                divisor: s.divisor / mb_per_op,
+            }
+        }
+        _ => Scale::for_column(Unit::OpsPerSec, &xs),
+    }
 }
 
 /// "7.2 %" for a fraction.
@@ -397,11 +415,14 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
             r.max_trials
         ));
     }
+    let what = match curve.bytes_per_op {
+        Some(bytes) => format!("MB/s ({bytes}-byte {}s)", curve.operation),
+        None => format!("{}s per second", curve.operation),
+    };
     CurveText {
         title: format!(
-            "{} — {}s per second against load",
-            curve_title(&curve.workload, &curve.params),
-            curve.operation
+            "{} — {what} against load",
+            curve_title(&curve.workload, &curve.params)
         ),
         blocks,
         notes,

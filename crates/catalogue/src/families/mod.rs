@@ -65,3 +65,5 @@ pub mod par_ops;
 
 // system workloads (load curves)
 pub mod tcp_rr;
+pub mod fscache;
+pub mod chat;

@@ -5,6 +5,7 @@
 //! memory families, cache-level detection, and scratch files.
 
 pub mod cache_levels;
+pub mod file_set;
 pub mod files;
 pub mod hot_potato;
 pub mod memory;

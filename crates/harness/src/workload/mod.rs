@@ -36,8 +36,8 @@ use crate::bench::Fallible;
 pub use client::{drive, ClientRecord, Schedule};
 pub use plan::{Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
-    default_loads, measure_point, point_from_trials, resolve_cpu_counts, sweep, validate,
-    validate_trial, Sweep, SweepObserver,
+    default_loads, default_loads_from, measure_point, point_from_trials, resolve_cpu_counts, sweep,
+    validate, validate_trial, Sweep, SweepObserver,
 };
 pub use trial::{run_trial, TrialOutcome};
 
@@ -105,6 +105,14 @@ pub trait Client {
     /// type in `Workload::op_types`. Must not allocate in a workload's hot
     /// path; resources belong in `Workload::client`.
     fn op(&mut self) -> Fallible<usize>;
+    /// When the operation just completed really began, CLOCK_MONOTONIC ns
+    /// (`clock::now_ns`), if not at the call: e.g. the send time a
+    /// delivered message carries, so that its latency runs from the send
+    /// by another client to this receipt. None (the default): from the
+    /// call, or from the intended start in an open loop.
+    fn origin_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A system workload: an optional server side and L clients.
@@ -126,6 +134,16 @@ pub trait Workload: Sync {
     }
     /// The most clients this workload supports.
     fn max_load(&self) -> Option<u32> {
+        None
+    }
+    /// The fewest clients this workload can run with (a chat room needs
+    /// two); the default ladder starts here.
+    fn min_load(&self) -> u32 {
+        1
+    }
+    /// Bytes one operation moves, when the workload is a bandwidth (one
+    /// read of a fixed buffer): reports then show throughput in MB/s.
+    fn bytes_per_op(&self) -> Option<u64> {
         None
     }
     /// Refuse a load this machine cannot run (descriptor limits, memory),
