@@ -9,4 +9,5 @@ mod mem;
 mod proc;
 mod session;
 mod store;
+mod system_workloads;
 mod workload;

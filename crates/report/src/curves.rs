@@ -21,11 +21,12 @@ use touchstone_results::{Run, Unit};
 use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
 
 /// The short name of an operation in a rate: "trans" for transactions,
-/// "req" for requests, "ops" for anything else.
+/// "req" for requests, "msg" for messages, "ops" for anything else.
 pub fn operation_abbrev(operation: &str) -> &'static str {
     match operation {
         "transaction" | "transactions" => "trans",
         "request" | "requests" => "req",
+        "message" | "messages" => "msg",
         _ => "ops",
     }
 }

@@ -25,6 +25,9 @@
 //!
 //! One operation is one read of `buffer` bytes (`bytes_per_op`), so
 //! reports show MB/s (10^6 bytes) against processes and against CPUs.
+//! Quick mode: 4 KB buffers, a 16 MB set, both modes, and a default ladder
+//! up to the usable CPUs only (a reader never blocks, so the curve is flat
+//! past one process per CPU); loads named in the spec are all measured.
 //! Timed (by the engine, per operation): choosing the file and offset (a
 //! few arithmetic instructions) and the pread(2) or memcpy. The files are
 //! opened once, before the trial, in the supervising process; the clients
@@ -32,7 +35,9 @@
 
 use std::os::fd::RawFd;
 
-use touchstone_harness::workload::{Client, ClientContext, TrialContext, Workload};
+use touchstone_harness::workload::{
+    default_loads_from, Client, ClientContext, TrialContext, Workload,
+};
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, Mode};
@@ -124,7 +129,7 @@ pub enum Access {
 }
 
 /// Build the workload from a point of its parameters.
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
     let source = match p.text(MODE.name) {
         "memcpy" => Source::Memcpy,
         _ => Source::Cache,
@@ -133,13 +138,15 @@ pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
         "whole" => Access::Whole,
         _ => Access::Random,
     };
-    Ok(Box::new(FsCache::new(
+    let mut w = FsCache::new(
         source,
         access,
         p.num(BUFFER.name) as usize,
         p.num(FILE.name) as usize,
         p.num(SET.name),
-    )?))
+    )?;
+    w.quick = mode.quick;
+    Ok(Box::new(w))
 }
 
 /// A shared anonymous region holding the set in memory (mode memcpy),
@@ -169,6 +176,8 @@ pub struct FsCache {
     pub buffer: usize,
     pub file_size: usize,
     pub files: usize,
+    /// Quick mode: the default ladder stops at the usable CPUs.
+    pub quick: bool,
     set: Option<FileSet>,
     region: Option<Region>,
 }
@@ -183,13 +192,13 @@ impl FsCache {
         file_size: usize,
         set_bytes: u64,
     ) -> Result<FsCache, String> {
-        if buffer == 0 || file_size % buffer != 0 {
+        if buffer == 0 || !file_size.is_multiple_of(buffer) {
             return Err(format!(
                 "buffer:{buffer} must divide the file size ({file_size} bytes), so that every \
                  read is a whole buffer"
             ));
         }
-        if set_bytes < file_size as u64 || set_bytes % file_size as u64 != 0 {
+        if set_bytes < file_size as u64 || !set_bytes.is_multiple_of(file_size as u64) {
             return Err(format!(
                 "set:{set_bytes} must be a whole number (at least 1) of files of {file_size} bytes"
             ));
@@ -205,6 +214,7 @@ impl FsCache {
             buffer,
             file_size,
             files: files as usize,
+            quick: false,
             set: None,
             region: None,
         })
@@ -221,6 +231,13 @@ impl Workload for FsCache {
     }
     fn max_load(&self) -> Option<u32> {
         Some(MAX_LOAD)
+    }
+    /// Quick: 1, 2, … up to the usable CPUs only. A reader never blocks,
+    /// so past one per CPU the curve is flat, and quick mode has two
+    /// curves (read and memcpy) to measure in a few seconds.
+    fn default_loads(&self, usable: usize) -> Vec<u32> {
+        let top = if self.quick { usable } else { 4 * usable };
+        default_loads_from(1, usable, Some(top.clamp(1, MAX_LOAD as usize) as u32))
     }
     fn bytes_per_op(&self) -> Option<u64> {
         Some(self.buffer as u64)
@@ -515,6 +532,10 @@ mod tests {
         assert!(BUFFER.parse("0").is_err() && BUFFER.parse("2m").is_err());
         assert!(FILE.parse("1k").is_err() && ACCESS.parse("seq").is_err());
         let ok = FAMILY.make_workload(&p("512", "128k", "64m"), Mode::default());
-        assert_eq!(ok.unwrap().bytes_per_op(), Some(512));
+        let ok = ok.unwrap();
+        assert_eq!(ok.bytes_per_op(), Some(512));
+        assert_eq!(ok.default_loads(2), vec![1, 2, 4, 8]);
+        let quick = FAMILY.make_workload(&p("512", "128k", "64m"), Mode { quick: true });
+        assert_eq!(quick.unwrap().default_loads(2), vec![1, 2]);
     }
 }

@@ -141,6 +141,13 @@ pub trait Workload: Sync {
     fn min_load(&self) -> u32 {
         1
     }
+    /// The ladder measured when the spec names no loads, on `usable` CPUs:
+    /// doubling from `min_load` to 4 × the CPUs, within `max_load`. A
+    /// workload may shorten it (a quick run of one that is flat past one
+    /// client per CPU); loads named in the spec are never bounded by it.
+    fn default_loads(&self, usable: usize) -> Vec<u32> {
+        sweep::default_loads_from(self.min_load(), usable, self.max_load())
+    }
     /// Bytes one operation moves, when the workload is a bandwidth (one
     /// read of a fixed buffer): reports then show throughput in MB/s.
     fn bytes_per_op(&self) -> Option<u64> {

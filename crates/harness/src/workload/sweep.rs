@@ -125,7 +125,7 @@ pub fn validate(
     let loads = match &plan.loads {
         Some(l) if l.is_empty() => return invalid("no loads to measure".into()),
         Some(l) => l.clone(),
-        None => default_loads_from(w.min_load(), usable, w.max_load()),
+        None => w.default_loads(usable),
     };
     for &load in &loads {
         if load == 0 {
