@@ -425,7 +425,7 @@ impl SweepObserver for PointSink<'_> {
         self.progress.case_line(&format!(
             "{} {}",
             self.name,
-            curve_lines::point_line(&self.curve.operation, point)
+            curve_lines::point_line(&self.curve.operation, self.curve.bytes_per_op, point)
         ));
         self.curve.points.push(point.clone());
         if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
