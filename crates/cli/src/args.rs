@@ -187,6 +187,13 @@ pub struct RunArgs {
     /// Workloads: the warm-up before each trial's window (default 1s; quick 200ms).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+    /// Workloads: the most one sweep should take. Every point runs its
+    /// minimum of trials; beyond that a point stops when it has used its
+    /// share of the time left and is flagged "cut by the budget". Default
+    /// 22s per point (about 90 s for the default sweep on 2 CPUs); `none`:
+    /// only the convergence rule decides.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
     /// A label for the run ("node-7 after BIOS update").
     #[arg(short, long)]
     pub label: Option<String>,

@@ -19,6 +19,11 @@ pub fn point_line(operation: &str, bytes_per_op: Option<u64>, p: &Point) -> Stri
     let reached = p.convergence.width.map_or("-".to_string(), percent);
     let converged = if p.convergence.converged {
         format!("converged: width {reached}")
+    } else if p.convergence.cut_by_budget {
+        format!(
+            "NOT converged: width {reached} > {}, cut by the time budget (--budget)",
+            percent(p.convergence.rule.width)
+        )
     } else {
         format!(
             "NOT converged: width {reached} > {}",

@@ -408,12 +408,17 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
     }
     if let Some(p) = curve.points.iter().find(|p| !p.convergence.converged) {
         let r = &p.convergence.rule;
+        let cut = curve.points.iter().any(|p| p.convergence.cut_by_budget);
         notes.push(format!(
-            "{} = did not converge: the {:.0} % interval stayed wider than {} of the mean after {} trials; its throughput is less certain than the others'",
+            "{} = did not converge: the {:.0} % interval stayed wider than {} of the mean after {}; its throughput is less certain than the others'",
             WARNING_MARK.trim(),
             r.confidence * 100.0,
             percent(r.width),
-            r.max_trials
+            if cut {
+                "the trials the sweep's time budget allowed (--budget)".to_string()
+            } else {
+                format!("{} trials", r.max_trials)
+            }
         ));
     }
     let what = match curve.bytes_per_op {

@@ -169,6 +169,10 @@ pub struct Convergence {
     pub width: Option<f64>,
     /// False: `max_trials` ran without reaching the width; the point is flagged.
     pub converged: bool,
+    /// The sweep's time budget stopped the trials before `max_trials`
+    /// (only with `converged` false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_by_budget: bool,
 }
 
 impl Convergence {
@@ -177,6 +181,7 @@ impl Convergence {
             rule,
             width: a.width.is_finite().then_some(a.width),
             converged: a.verdict == Verdict::Converged,
+            cut_by_budget: false,
         }
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! One operation is one message delivered to one client; its latency runs
 //! from the send time in the message (CLOCK_MONOTONIC, the engine's clock)
-//! to its receipt (`Client::origin_ns`). Throughput is messages delivered
+//! to its receipt (`Client::started_ns`). Throughput is messages delivered
 //! per second: a room of C clients delivers C − 1 per message sent.
 //!
 //! Ending: the engine stops the clients after the window; each client that
@@ -451,7 +451,7 @@ struct ChatClient {
 impl Client for ChatClient {
     /// Timed: when its round is complete, the send of its next message
     /// (stamped with the time); then the blocking read of one message.
-    /// Its latency runs from that message's send time (`origin_ns`).
+    /// Its latency runs from that message's send time (`started_ns`).
     #[inline]
     fn op(&mut self) -> Fallible<usize> {
         if self.owed == 0 {
@@ -476,7 +476,7 @@ impl Client for ChatClient {
         Ok(0)
     }
 
-    fn origin_ns(&self) -> Option<u64> {
+    fn started_ns(&self) -> Option<u64> {
         self.origin
     }
 }

@@ -64,6 +64,8 @@ pub mod lat_ops;
 pub mod par_ops;
 
 // system workloads (load curves)
+pub mod tcp_crr;
 pub mod tcp_rr;
+pub mod udp_rr;
 pub mod fscache;
 pub mod chat;

@@ -5,10 +5,12 @@
 //! memory families, cache-level detection, and scratch files.
 
 pub mod cache_levels;
+pub mod echo_server;
 pub mod file_set;
 pub mod files;
 pub mod hot_potato;
 pub mod memory;
+pub mod multiplex;
 pub mod one_way;
 pub mod ops;
 pub mod placement;

@@ -169,6 +169,11 @@ pub fn usable_cpus() -> Fallible<Vec<usize>> {
     Ok(cpus)
 }
 
+/// Pin the calling thread to one CPU.
+pub fn pin_self(cpu: usize) -> Fallible {
+    pin_to(0, cpu)
+}
+
 /// Pin a process (0: the calling thread) to one CPU.
 fn pin_to(pid: libc::pid_t, cpu: usize) -> Fallible {
     // SAFETY: a zeroed cpu_set_t with one valid bit set.

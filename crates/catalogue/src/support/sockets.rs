@@ -121,17 +121,6 @@ pub fn accept(listener: RawFd) -> Fallible<RawFd> {
         .ok_or_else(|| BenchError("accept: the listener is non-blocking and none is queued".into()))
 }
 
-/// Make `fd` non-blocking (a listener polled between looks at a stop flag).
-pub fn set_nonblocking(fd: RawFd) -> Fallible {
-    // SAFETY: fcntl on our own descriptor.
-    let fl = sys::check(unsafe { libc::fcntl(fd, libc::F_GETFL) }, "fcntl")?;
-    sys::check(
-        unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) },
-        "fcntl",
-    )?;
-    Ok(())
-}
-
 /// Send all of `buf` on a connected socket, retrying short sends and EINTR,
 /// without SIGPIPE: a peer that has gone is an error (EPIPE/ECONNRESET) the
 /// caller handles, never a signal that kills the process.
@@ -231,9 +220,15 @@ pub fn set_int_opt(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_i
 
 /// A receive timeout, so a lost datagram is an error and not a hang.
 pub fn set_recv_timeout(fd: RawFd, secs: i64) -> Fallible {
+    set_recv_timeout_ms(fd, secs * 1000)
+}
+
+/// SO_RCVTIMEO in milliseconds: a blocking receive returns EAGAIN after it
+/// (a server's chance to look whether it should stop).
+pub fn set_recv_timeout_ms(fd: RawFd, ms: i64) -> Fallible {
     let tv = libc::timeval {
-        tv_sec: secs,
-        tv_usec: 0,
+        tv_sec: ms / 1000,
+        tv_usec: (ms % 1000) * 1000,
     };
     // SAFETY: a timeval option of the right size.
     check(
@@ -320,4 +315,89 @@ mod tests {
         sys::close(a);
         sys::close(b);
     }
+}
+
+/// Nagle off: a request/response workload sends small messages and waits.
+pub fn set_nodelay(fd: RawFd) -> Fallible {
+    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+}
+
+/// Make `fd` non-blocking (a listener or connection under epoll).
+pub fn set_nonblocking(fd: RawFd) -> Fallible {
+    // SAFETY: fcntl on our own descriptor.
+    let fl = check(unsafe { libc::fcntl(fd, libc::F_GETFL) }, "fcntl")?;
+    check(
+        unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) },
+        "fcntl",
+    )?;
+    Ok(())
+}
+
+/// Watch `fd` for input on epoll instance `ep`, tagged with `token`.
+pub fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> Fallible {
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: token,
+    };
+    // SAFETY: registering our descriptor with our epoll instance.
+    check(
+        unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) },
+        "epoll_ctl",
+    )?;
+    Ok(())
+}
+
+/// Fill `buf` from a stream; Ok(false) on a clean end of file (or a reset)
+/// before its first byte, an error on one in the middle of a message.
+#[inline]
+pub fn read_or_eof(fd: RawFd, buf: &mut [u8]) -> Fallible<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the unfilled rest of a valid buffer.
+        let r = unsafe {
+            libc::read(
+                fd,
+                buf[got..].as_mut_ptr() as *mut libc::c_void,
+                buf.len() - got,
+            )
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if got == 0 && e.raw_os_error() == Some(libc::ECONNRESET) {
+                return Ok(false);
+            }
+            return Err(BenchError(format!("read: {e}")));
+        }
+        if r == 0 {
+            if got == 0 {
+                return Ok(false);
+            }
+            return Err("read: the peer closed in the middle of a message".into());
+        }
+        got += r as usize;
+    }
+    Ok(true)
+}
+
+/// Bind `fd` to the loopback source address 127.`b`.`c`.`d` without
+/// choosing its port yet (IP_BIND_ADDRESS_NO_PORT: the port is picked at
+/// connect, against the whole 4-tuple). A client that connects many times
+/// a second spreads its connections over many source addresses so that
+/// the sockets it leaves in TIME_WAIT never exhaust one address's
+/// ephemeral ports — without changing what a close does.
+pub fn bind_loopback_source(fd: RawFd, b: u8, c: u8, d: u8) -> Fallible {
+    set_int_opt(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)?;
+    // SAFETY: sockaddr_in is plain data.
+    let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    a.sin_family = libc::AF_INET as libc::sa_family_t;
+    a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::new(127, b, c, d)).to_be();
+    // SAFETY: a valid sockaddr_in of the stated length.
+    check(
+        unsafe { libc::bind(fd, &a as *const _ as *const libc::sockaddr, SIN_LEN) },
+        "bind a 127/8 source address",
+    )?;
+    Ok(())
 }

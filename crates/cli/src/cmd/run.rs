@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use touchstone_catalogue::params::{Kind, Param};
 use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
-use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, SweepPlan, TrialPlan};
+use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
 use touchstone_report::terminal;
 use touchstone_results::convergence::Rule;
@@ -27,6 +28,12 @@ use crate::session::{failpoint, Request, Session};
 /// Trials at a point in quick mode: at most 4 (3 kept after a warm-up
 /// trial), so that a quick sweep of tcp_rr stays within seconds.
 const QUICK_MAX_TRIALS: usize = 4;
+
+/// The default sweep budget per point: the rule's minimum of three
+/// default trials (about 4.2 s each) and a couple more, so that the default
+/// sweep on 2 CPUs (4 loads) stays within 90 s even where the machine is
+/// too noisy for the trials to converge.
+const DEFAULT_BUDGET_PER_POINT: Duration = Duration::from_secs(22);
 
 /// The most processes one measurement may start.
 const MAX_PARALLEL: u32 = 1024;
@@ -86,6 +93,7 @@ struct SweepSettings {
     trial: TrialPlan,
     rule: Rule,
     cpu_counts: Vec<u32>,
+    budget: Option<Budget>,
 }
 
 impl SweepSettings {
@@ -104,6 +112,7 @@ impl SweepSettings {
             cpu_counts: self.cpu_counts.clone(),
             trial: self.trial.clone(),
             rule: self.rule,
+            budget: self.budget,
         }
     }
 }
@@ -135,10 +144,23 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
             "--cpus 0: a workload needs at least 1 CPU; give counts such as 1,2,4".into(),
         ));
     }
+    // Quick mode is bounded by its trial count; a default sweep by time.
+    let budget = match a.budget.as_deref() {
+        Some("none") => None,
+        Some(text) => Some(Budget::Total(Duration::from_nanos(duration(
+            "--budget",
+            text,
+            1_000_000_000,
+            7 * 24 * 3_600_000_000_000,
+        )?))),
+        None if a.quick => None,
+        None => Some(Budget::PerPoint(DEFAULT_BUDGET_PER_POINT)),
+    };
     Ok(SweepSettings {
         trial,
         rule,
         cpu_counts: a.cpus.clone(),
+        budget,
     })
 }
 
@@ -149,6 +171,7 @@ fn workload_flags(a: &RunArgs) -> Option<&'static str> {
         (a.converge.is_some(), "--converge"),
         (a.window.is_some(), "--window"),
         (a.warmup.is_some(), "--warmup"),
+        (a.budget.is_some(), "--budget"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))

@@ -112,6 +112,7 @@ pub fn measure(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     signals::become_subreaper();
+    quiet_panics_in_children();
     raise_realtime_floor();
     let scratch = ScratchDir::create().map_err(setup_err)?;
     let slots = Slots::new(n as usize, plan.repetitions as usize).map_err(setup_err)?;
@@ -592,6 +593,27 @@ fn child_main(
     unsafe { libc::_exit(code) }
 }
 
+/// Set in a forked child: its panics are reported through its slot, not
+/// printed (the default hook takes the stderr lock, which another thread
+/// of the parent may have held at the fork).
+static IN_FORKED_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Install, once and in the parent before any fork, a panic hook that is
+/// silent in forked children and otherwise defers to the hook it replaced.
+/// Setting a hook in the child instead takes the hook's lock after the
+/// fork — a hang if another thread was panicking at that moment.
+pub(crate) fn quiet_panics_in_children() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_FORKED_CHILD.load(std::sync::atomic::Ordering::Relaxed) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// What every child the harness forks does first (the parallel harness's
 /// benchmark processes and the workload engine's clients and server): lead
 /// its own process group, so it and its helpers are killed as one; die with
@@ -603,6 +625,9 @@ fn child_main(
 /// than CPUs time-share as under the normal policy; and leave Ctrl-C to the
 /// parent (the child dies when told to).
 pub(crate) fn enter_child(parent: libc::pid_t) {
+    // No lock here: a panic hook set now could wait forever on a lock some
+    // other thread of the parent held at the fork (see `quiet_panics_in_children`).
+    IN_FORKED_CHILD.store(true, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: plain syscalls in a freshly forked child.
     unsafe {
         libc::setpgid(0, 0);

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use crate::bench::Fallible;
 
 pub use client::{drive, ClientRecord, Schedule};
-pub use plan::{Pacing, SweepPlan, TrialPlan};
+pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
     default_loads, default_loads_from, measure_point, point_from_trials, resolve_cpu_counts, sweep,
     validate, validate_trial, Sweep, SweepObserver,
@@ -58,9 +58,12 @@ pub enum ClientKind {
 /// What a client knows about where it runs.
 #[derive(Debug, Clone)]
 pub struct ClientContext {
-    /// 0-based index among `load`.
+    /// 0-based index among `clients`.
     pub client: u32,
-    /// Clients in this trial.
+    /// Client processes or threads in this trial (`Workload::clients`).
+    pub clients: u32,
+    /// The load level: clients, or connections when each client
+    /// multiplexes several (client i drives those j with j % clients == i).
     pub load: u32,
     /// The CPUs the whole workload is confined to at this point; a
     /// workload's own placement chooses among these only.
@@ -105,12 +108,15 @@ pub trait Client {
     /// type in `Workload::op_types`. Must not allocate in a workload's hot
     /// path; resources belong in `Workload::client`.
     fn op(&mut self) -> Fallible<usize>;
-    /// When the operation just completed really began, CLOCK_MONOTONIC ns
-    /// (`clock::now_ns`), if not at the call: e.g. the send time a
-    /// delivered message carries, so that its latency runs from the send
-    /// by another client to this receipt. None (the default): from the
-    /// call, or from the intended start in an open loop.
-    fn origin_ns(&self) -> Option<u64> {
+    /// When the operation `op` just returned really began, on
+    /// CLOCK_MONOTONIC (`clock::now_ns`), if not at the call: for a client
+    /// that keeps several operations in flight (one per connection it
+    /// multiplexes), or one whose operation began elsewhere (chat: the
+    /// send time a delivered message carries). None (the default): the
+    /// engine's clock read just before the call, the right start for one
+    /// at a time. Closed loop only: an open loop measures from the
+    /// intended start.
+    fn started_ns(&self) -> Option<u64> {
         None
     }
 }
@@ -131,6 +137,12 @@ pub trait Workload: Sync {
     /// Names of the operation types of the mix (one histogram each).
     fn op_types(&self) -> &[&str] {
         &["op"]
+    }
+    /// How many client processes or threads drive `load` on a point of
+    /// `cpus` CPUs: `load` (the default, one each), or fewer when each
+    /// multiplexes several connections. Clamped to 1..=load.
+    fn clients(&self, load: u32, _cpus: usize) -> u32 {
+        load
     }
     /// The most clients this workload supports.
     fn max_load(&self) -> Option<u32> {

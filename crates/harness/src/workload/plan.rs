@@ -71,6 +71,30 @@ pub struct SweepPlan {
     pub cpu_counts: Vec<u32>,
     pub trial: TrialPlan,
     pub rule: Rule,
+    /// The most the whole sweep should take. Every point runs the rule's
+    /// minimum of trials; beyond it, a point stops once it has used its
+    /// share of the time left (what remains over the points still to
+    /// measure) and is flagged as not converged, cut by the budget. None:
+    /// the rule alone decides.
+    pub budget: Option<Budget>,
+}
+
+/// A sweep's time budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// For the whole sweep.
+    Total(Duration),
+    /// On average per point (the sweep's total scales with its points).
+    PerPoint(Duration),
+}
+
+impl Budget {
+    pub fn total(self, points: usize) -> Duration {
+        match self {
+            Budget::Total(d) => d,
+            Budget::PerPoint(d) => d * points as u32,
+        }
+    }
 }
 
 impl SweepPlan {

@@ -6,6 +6,8 @@
 //! `validate` before anything runs; each point is handed to the observer
 //! as soon as it is measured, so a caller can store it at once.
 
+use std::time::Instant;
+
 use hdrhistogram::Histogram;
 use touchstone_results::convergence::{assess, Assessment, Rule, Verdict};
 use touchstone_results::curve::{
@@ -148,6 +150,14 @@ pub fn validate(
             return invalid(e);
         }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
+        // Multiplexed clients complete whichever connection is ready: they
+        // cannot keep each connection to a schedule.
+        if matches!(plan.trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
+            return invalid(format!(
+                "load {load}: an open-loop rate needs one client per connection, and this \
+                 workload multiplexes its connections (choose its one-client-per-connection mode)"
+            ));
+        }
         check_rate(&plan.trial, load)?;
     }
     Ok(loads)
@@ -195,10 +205,18 @@ pub fn sweep(
     let loads = validate(&*w, plan, usable.len())?;
     let (counts, unmeasured_cpus) = resolve_cpu_counts(&plan.cpu_counts, usable.len());
     let mut points = Vec::new();
+    let total = counts.len() * loads.len();
+    let end = plan.budget.map(|b| Instant::now() + b.total(total));
     for &k in &counts {
         let cpus = &usable[..k as usize];
         for &load in &loads {
-            let point = measure_point(w, load, cpus, &plan.trial, &plan.rule, observer)?;
+            // This point's share of the time left: what remains over the
+            // points still to measure (an early point that converged fast
+            // leaves more to the later ones).
+            let left = (total - points.len()) as u32;
+            let share =
+                end.map(|e| Instant::now() + e.saturating_duration_since(Instant::now()) / left);
+            let point = measure_point(w, load, cpus, &plan.trial, &plan.rule, share, observer)?;
             observer.point(&point);
             points.push(point);
         }
@@ -209,13 +227,15 @@ pub fn sweep(
     })
 }
 
-/// Trials of one point until `rule` says stop.
+/// Trials of one point until `rule` says stop, or — past the rule's
+/// minimum — until another trial would end after `stop_by`.
 pub fn measure_point(
     w: &mut dyn Workload,
     load: u32,
     cpus: &[usize],
     plan: &TrialPlan,
     rule: &Rule,
+    stop_by: Option<Instant>,
     observer: &mut dyn SweepObserver,
 ) -> Result<Point, WorkloadError> {
     rule.validate().map_err(WorkloadError::Invalid)?;
@@ -223,17 +243,26 @@ pub fn measure_point(
     check_rate(plan, load)?;
     let mut outcomes = Vec::new();
     let mut series = Vec::new();
+    let names: Vec<String> = w.op_types().iter().map(|s| s.to_string()).collect();
     loop {
         let n = outcomes.len() as u32;
         observer.trial_started(load, cpus.len(), n);
+        let began = Instant::now();
         let o = run_trial(w, load, cpus, plan, n)?;
+        let took = began.elapsed();
         observer.trial_finished(&o);
         series.push(o.throughput);
         outcomes.push(o);
-        let a = assess(rule, &series);
+        let mut a = assess(rule, &series);
+        let over_budget = stop_by.is_some_and(|t| Instant::now() + took > t);
+        let cut = a.verdict == Verdict::More && a.kept >= rule.min_trials && over_budget;
+        if cut {
+            a.verdict = Verdict::NotConverged;
+        }
         if a.verdict != Verdict::More {
-            let names: Vec<String> = w.op_types().iter().map(|s| s.to_string()).collect();
-            return Ok(point_from_trials(load, cpus, &outcomes, &a, rule, &names));
+            let mut p = point_from_trials(load, cpus, &outcomes, &a, rule, &names);
+            p.convergence.cut_by_budget = cut;
+            return Ok(p);
         }
     }
 }

@@ -480,6 +480,7 @@ fn a_sweep_measures_every_load_at_every_cpu_count_with_every_client_through_the_
             min_trials: 2,
             max_trials: 3,
         },
+        budget: None,
     };
     let mut rec = Recorder::default();
     let s = sweep(&mut w, &plan, &mut rec).unwrap();
@@ -546,6 +547,47 @@ fn a_sweep_measures_every_load_at_every_cpu_count_with_every_client_through_the_
         );
         assert!(o.pids.iter().all(|&p| gone(p)));
     }
+}
+
+#[test]
+fn a_time_budget_stops_trials_at_the_minimum_and_flags_the_point() {
+    // A width no trial series reaches: without a budget every point runs
+    // to max_trials; with a budget already spent, each runs its minimum
+    // and says the budget cut it.
+    let rule = Rule {
+        confidence: 0.95,
+        width: 1e-12,
+        min_trials: 2,
+        max_trials: 4,
+    };
+    let mut w = Fake::new(ClientKind::Processes);
+    let cpus = all_cpus().len() as u32;
+    let plan = |budget| SweepPlan {
+        loads: Some(vec![1, 2]),
+        cpu_counts: vec![cpus],
+        trial: short(),
+        rule,
+        budget,
+    };
+    let spent = sweep(
+        &mut w,
+        &plan(Some(Budget::Total(Duration::from_millis(1)))),
+        &mut Recorder::default(),
+    )
+    .unwrap();
+    for p in &spent.points {
+        assert_eq!(p.trials.len(), 2, "load {}", p.load);
+        assert!(!p.convergence.converged && p.convergence.cut_by_budget);
+    }
+    let free = sweep(&mut w, &plan(None), &mut Recorder::default()).unwrap();
+    for p in &free.points {
+        assert_eq!(p.trials.len(), 4, "load {}", p.load);
+        assert!(!p.convergence.converged && !p.convergence.cut_by_budget);
+    }
+    assert_eq!(
+        Budget::PerPoint(Duration::from_secs(22)).total(4),
+        Duration::from_secs(88)
+    );
 }
 
 #[test]

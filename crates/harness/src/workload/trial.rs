@@ -156,10 +156,14 @@ pub fn run_trial(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     signals::become_subreaper();
+    crate::parallel::quiet_panics_in_children();
     raise_realtime_floor();
     let setup = |e: std::io::Error| WorkloadError::Setup(e.to_string());
     let scratch = ScratchDir::create().map_err(setup)?;
-    let board = Board::new(load as usize, types).map_err(setup)?;
+    // The processes or threads that drive the load (fewer than `load` when
+    // each multiplexes several connections, as neper's flows).
+    let clients = workload.clients(load, cpus.len()).clamp(1, load);
+    let board = Board::new(clients as usize, types).map_err(setup)?;
     let up = Pipe::new().map_err(setup)?;
     let start = Pipe::new().map_err(setup)?;
     let tctx = TrialContext {
@@ -172,6 +176,7 @@ pub fn run_trial(
         .map_err(|e| WorkloadError::Setup(e.0))?;
     let mut sup = Supervisor {
         load,
+        clients,
         cpus,
         plan,
         board: &board,
@@ -225,6 +230,8 @@ struct Sample {
 
 struct Supervisor<'a> {
     load: u32,
+    /// Client processes or threads (board slots): `Workload::clients`.
+    clients: u32,
     cpus: &'a [usize],
     plan: &'a TrialPlan,
     board: &'a Board,
@@ -256,8 +263,10 @@ impl Supervisor<'_> {
             self.fork(Role::Server, || server_main(w, &ctx, board, up))?;
             self.wait_for("the server to become ready", |c| c.server_ready == 1)?;
         }
+        let clients = self.clients;
         let ctx = |i: u32| ClientContext {
             client: i,
+            clients,
             load,
             cpus: tctx.cpus.clone(),
             scratch: tctx.scratch.clone(),
@@ -267,9 +276,9 @@ impl Supervisor<'_> {
         let pacing = self.plan.pacing;
         match w.client_kind() {
             ClientKind::Processes => {
-                for i in 0..load {
+                for i in 0..clients {
                     let c = ctx(i);
-                    let schedule = Schedule::for_client(pacing, i, load);
+                    let schedule = Schedule::for_client(pacing, i, clients);
                     self.fork(Role::Client(i), || {
                         client_main(w, &c, schedule, board, up, start)
                     })?;
@@ -278,9 +287,9 @@ impl Supervisor<'_> {
             ClientKind::Threads => {
                 self.fork(Role::Threads, || {
                     std::thread::scope(|s| {
-                        for i in 0..load {
+                        for i in 0..clients {
                             let c = ctx(i);
-                            let schedule = Schedule::for_client(pacing, i, load);
+                            let schedule = Schedule::for_client(pacing, i, clients);
                             let spawned = std::thread::Builder::new()
                                 .name(format!("client-{i}"))
                                 .spawn_scoped(s, move || {
@@ -300,12 +309,12 @@ impl Supervisor<'_> {
         self.up.write = None;
         pipes::set_nonblocking(self.up.read_fd());
 
-        self.wait_for("every client to set up", |c| c.ready == load)?;
+        self.wait_for("every client to set up", |c| c.ready == clients)?;
         self.start.write = None; // the start broadcast
         let started_at = now_ns();
         self.started = true;
-        self.beats = (0..load).map(|_| (0, Instant::now())).collect();
-        self.wait_for("every client's first operation", |c| c.warm == load)?;
+        self.beats = (0..clients).map(|_| (0, Instant::now())).collect();
+        self.wait_for("every client's first operation", |c| c.warm == clients)?;
 
         let w0 = (started_at + self.plan.warmup_ns).max(now_ns() + PUBLISH_AHEAD_NS);
         let w1 = w0 + self.plan.window_ns;
@@ -314,7 +323,7 @@ impl Supervisor<'_> {
         let a = self.sample();
         self.sleep_until(w1)?;
         let b = self.sample();
-        self.wait_for("every client to run past the window", |c| c.done == load)?;
+        self.wait_for("every client to run past the window", |c| c.done == clients)?;
 
         self.board.header().stop.store(1, Ordering::Release);
         let has_clients = |s: &Self| s.procs.iter().any(|p| p.alive && p.role != Role::Server);
@@ -327,10 +336,10 @@ impl Supervisor<'_> {
         }
         self.stop_server()?;
 
-        let mut clients = Vec::with_capacity(load as usize);
+        let mut records = Vec::with_capacity(clients as usize);
         let mut histograms = vec![latency_histogram(); w.op_types().len()];
-        for i in 0..load as usize {
-            clients.push(self.board.record(i));
+        for i in 0..clients as usize {
+            records.push(self.board.record(i));
             for (ty, merged) in histograms.iter_mut().enumerate() {
                 let h = self.board.histogram(i, ty).map_err(WorkloadError::Setup)?;
                 merged
@@ -338,7 +347,7 @@ impl Supervisor<'_> {
                     .expect("latency histograms share their bounds");
             }
         }
-        let ops: u64 = clients.iter().map(|c| c.window_ops).sum();
+        let ops: u64 = records.iter().map(|c| c.window_ops).sum();
         let sampled_ns = b.t.saturating_sub(a.t).max(1) as f64;
         let scale = (w1 - w0) as f64 / sampled_ns;
         Ok(TrialOutcome {
@@ -348,7 +357,7 @@ impl Supervisor<'_> {
             window: (w0, w1),
             ops,
             throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
-            clients,
+            clients: records,
             histograms,
             cpu: cpu::split(&a.stat, &b.stat, self.cpus),
             client_cpu_ns: b.clients.saturating_sub(a.clients) as f64 * scale,
@@ -503,7 +512,7 @@ impl Supervisor<'_> {
         if let Some(message) = self.board.server_error() {
             return WorkloadError::ServerFailed { load, message };
         }
-        (0..load)
+        (0..self.clients)
             .find_map(|i| {
                 self.board
                     .client_error(i as usize)
@@ -569,10 +578,10 @@ impl Supervisor<'_> {
                     });
                 }
                 Role::Threads => {
-                    let unfinished = (0..load).find(|&i| !self.board.finished(i as usize));
+                    let unfinished = (0..self.clients).find(|&i| !self.board.finished(i as usize));
                     let Some(i) = unfinished else { continue };
                     if exited_0 {
-                        if let Some(e) = (0..load)
+                        if let Some(e) = (0..self.clients)
                             .find_map(|i| self.board.client_error(i as usize).map(|m| (i, m)))
                         {
                             return Err(WorkloadError::ClientFailed {
@@ -600,7 +609,7 @@ impl Supervisor<'_> {
             return Ok(());
         }
         let now = Instant::now();
-        for i in 0..self.load as usize {
+        for i in 0..self.clients as usize {
             if self.board.finished(i) {
                 continue;
             }
@@ -698,10 +707,8 @@ fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
         libc::close(up.read_fd());
         libc::close(start.write_fd());
     }
-    // A panic's message travels in the child's slot. The default hook would
-    // print it, taking the stderr lock, which another thread of the
-    // supervisor may have held at the fork: the child would hang there.
-    std::panic::set_hook(Box::new(|_| {}));
+    // A panic's message travels in the child's slot; `enter_child` has
+    // silenced the hook the supervisor installed before forking.
 }
 
 /// A client's link to the supervisor: its slot and the up pipe.

@@ -1,0 +1,279 @@
+//! tcp_crr: connect, request, response, close — one new TCP connection per
+//! transaction on 127.0.0.1 (netperf's TCP_CRR), a workload on the
+//! load-curve engine. Each of the L clients (one process each) opens a
+//! connection, sends a request of `size` bytes, reads the response of the
+//! same size and closes; one server thread accepts and answers every
+//! connection with epoll (`support::echo_server`). It stresses what
+//! tcp_rr does not: the three-way handshake, accept, socket creation and
+//! teardown.
+//!
+//! TIME_WAIT. The side that closes first keeps its end of the connection
+//! in TIME_WAIT for 60 s, holding its 4-tuple. Here the client closes
+//! first (as netperf's TCP_CRR), so every transaction leaves a client
+//! socket in TIME_WAIT; from one source address, 28 232 ephemeral ports
+//! (the default range) last for about 470 connections a second before
+//! connect fails with EADDRNOTAVAIL — the figure would then measure the
+//! port space, or the kernel's reuse of TIME_WAIT ports (tcp_tw_reuse),
+//! not the stack. touchstone keeps the close an ordinary close (no
+//! SO_LINGER reset, no sysctl changed) and instead spreads each client's
+//! connections over 4096 source addresses of 127/8 (client i uses
+//! 127.(16 + i mod 224).x.y, port picked at connect with
+//! IP_BIND_ADDRESS_NO_PORT), so each address sees one connection in 4096
+//! and its ports never run out. The sockets still pass through TIME_WAIT;
+//! the kernel's cost of holding them is part of what is measured.
+//!
+//! Placement (`cpus`, within the point's CPUs c0 … c(k−1)): `same` — the
+//! server and every client on c0; `spread` — the server on c0, client i on
+//! c(1 + i mod (k−1)); `free` (default) — the scheduler decides.
+//!
+//! Timed (by the engine, per transaction): socket, bind, connect, write,
+//! the blocking read of the whole response, close.
+
+use std::os::fd::RawFd;
+
+use touchstone_harness::workload::{
+    check_open_files, Client, ClientContext, ServerContext, ServerLink, TrialContext, Workload,
+};
+use touchstone_harness::{BenchError, Fallible};
+
+use crate::family::{Family, Mode};
+use crate::params::{Kind, Param, Point};
+use crate::support::echo_server::{self, Until};
+use crate::support::placement::{pin_self, Placement};
+use crate::support::sockets::{
+    self, bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
+    set_nonblocking,
+};
+use crate::support::sys::{self, check, close};
+
+pub const NAME: &str = "tcp_crr";
+pub const SUMMARY: &str =
+    "connect, request, response, close per transaction over TCP on 127.0.0.1 (netperf TCP_CRR)";
+pub const OPERATION: &str = "transaction";
+/// The most clients (one process each).
+pub const MAX_LOAD: u32 = 1024;
+/// Source addresses each client rotates over (see the header).
+const SOURCES: u32 = 4096;
+
+pub const SIZE: Param = Param {
+    name: "size",
+    help: "request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)",
+    kind: Kind::Size {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: &["4"],
+    quick: &[],
+    positional: false,
+};
+
+pub const PLACEMENT: Param = Param {
+    name: "cpus",
+    help: "placement within the point's CPUs: same (server and clients share), spread (the server on its own CPU), free (the scheduler decides)",
+    kind: Kind::Choice(&["same", "spread", "free"]),
+    default: &["free"],
+    quick: &[],
+    positional: false,
+};
+
+pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
+
+pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+    Ok(Box::new(TcpCrr::new(
+        p.num(SIZE.name) as usize,
+        Placement::parse(p.text(PLACEMENT.name))?,
+    )))
+}
+
+pub struct TcpCrr {
+    pub size: usize,
+    pub placement: Placement,
+    listener: RawFd,
+    port: u16,
+}
+
+impl TcpCrr {
+    pub fn new(size: usize, placement: Placement) -> TcpCrr {
+        TcpCrr {
+            size: size.max(1),
+            placement,
+            listener: -1,
+            port: 0,
+        }
+    }
+
+    fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
+        let k = cpus.len();
+        match self.placement {
+            Placement::Free => None,
+            Placement::Same => Some(cpus[0]),
+            Placement::Spread if k == 1 => Some(cpus[0]),
+            Placement::Spread => Some(cpus[1 + i as usize % (k - 1)]),
+        }
+    }
+}
+
+impl Workload for TcpCrr {
+    fn op_types(&self) -> &[&str] {
+        &[OPERATION]
+    }
+    fn max_load(&self) -> Option<u32> {
+        Some(MAX_LOAD)
+    }
+    /// The server holds at most one connection per client at a time (a
+    /// closed one is released before that client's next connect completes
+    /// its accept), the listener, epoll and the engine's few.
+    fn check_load(&self, load: u32) -> Result<(), String> {
+        check_open_files(load, 2 * load as u64 + 32, "the tcp_crr server process")
+    }
+
+    fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
+        let backlog = (2 * ctx.load).clamp(128, 4096) as i32;
+        let (fd, port) = sockets::tcp_listener(backlog)?;
+        if let Err(e) = set_nonblocking(fd) {
+            close(fd);
+            return Err(e);
+        }
+        self.listener = fd;
+        self.port = port;
+        Ok(())
+    }
+
+    fn release(&mut self) {
+        close(self.listener);
+        self.listener = -1;
+    }
+
+    fn has_server(&self) -> bool {
+        true
+    }
+
+    fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
+        if self.placement != Placement::Free {
+            pin_self(ctx.cpus[0])?;
+        }
+        echo_server::serve_epoll(self.listener, self.size, Until::Stopped, link)
+    }
+
+    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+        close(self.listener);
+        if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
+            pin_self(cpu)?;
+        }
+        Ok(Box::new(CrrClient {
+            port: self.port,
+            net: 16 + (ctx.client % 224) as u8,
+            k: 0,
+            buf: vec![0x5a; self.size],
+        }))
+    }
+}
+
+/// The last two octets of connection `k`'s source address: SOURCES
+/// distinct pairs, the last octet 1 … 254.
+#[inline]
+fn source(k: u32) -> (u8, u8) {
+    let s = k % SOURCES;
+    ((s / 254) as u8, (s % 254 + 1) as u8)
+}
+
+struct CrrClient {
+    port: u16,
+    /// The second octet of this client's source addresses.
+    net: u8,
+    /// Connections made so far (chooses the next source address).
+    k: u32,
+    buf: Vec<u8>,
+}
+
+impl CrrClient {
+    /// One transaction on a connected socket: request out, response in.
+    #[inline]
+    fn exchange(&mut self, fd: RawFd) -> Fallible {
+        let (c, d) = source(self.k);
+        self.k = self.k.wrapping_add(1);
+        bind_loopback_source(fd, self.net, c, d)?;
+        connect_loopback(fd, self.port)?;
+        set_nodelay(fd)?;
+        sys::write_all(fd, &self.buf).map_err(|e| BenchError(format!("write: {e}")))?;
+        if !read_or_eof(fd, &mut self.buf)? {
+            return Err("read: the server closed the connection before answering".into());
+        }
+        Ok(())
+    }
+}
+
+impl Client for CrrClient {
+    #[inline]
+    fn op(&mut self) -> Fallible<usize> {
+        let fd = inet_socket(libc::SOCK_STREAM)?;
+        let r = self.exchange(fd);
+        // An ordinary close: this end enters TIME_WAIT (see the header).
+        // SAFETY: our own descriptor.
+        check(unsafe { libc::close(fd) }, "close")?;
+        r.map(|_| 0)
+    }
+}
+
+pub const FAMILY: Family = Family {
+    params: PARAMS,
+    ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialPlan};
+
+    fn short() -> TrialPlan {
+        TrialPlan {
+            warmup_ns: 50_000_000,
+            window_ns: 150_000_000,
+            stall_timeout: Duration::from_secs(20),
+            ..TrialPlan::default()
+        }
+    }
+
+    #[test]
+    fn connections_come_and_go_under_every_placement() {
+        let cpus = usable_cpus().unwrap();
+        for place in [Placement::Free, Placement::Same, Placement::Spread] {
+            let mut w = TcpCrr::new(4, place);
+            let o = run_trial(&mut w, 3, &cpus, &short(), 0)
+                .unwrap_or_else(|e| panic!("{place:?}: {e}"));
+            assert!(o.every_client_ran_through());
+            assert!(o.ops > 0 && o.throughput > 0.0);
+            let l = o.latency();
+            assert_eq!(l.len(), o.ops);
+            assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
+            assert!(l.value_at_quantile(0.99) <= l.max());
+            assert!(o.service_demand().server_ns_per_op.is_some_and(|s| s > 0.0));
+            assert_eq!(w.listener, -1, "the listener is released");
+            for &pid in &o.pids {
+                assert!(
+                    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err()
+                        || unsafe { libc::kill(pid, 0) } != 0,
+                    "process {pid} outlived the trial"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_client_rotates_its_source_addresses() {
+        // 4096 connections from one client use 4096 distinct sources.
+        let seen: std::collections::HashSet<(u8, u8)> = (0..SOURCES).map(source).collect();
+        assert_eq!(seen.len() as u32, SOURCES);
+        assert!(seen.iter().all(|&(_, d)| (1..=254).contains(&d)));
+        assert_eq!(source(SOURCES), source(0), "then round again");
+    }
+
+    #[test]
+    fn spread_keeps_clients_off_the_servers_cpu() {
+        let w = TcpCrr::new(4, Placement::Spread);
+        let cpus = [2, 4, 6];
+        assert!((0..8).all(|i| w.client_cpu(&cpus, i) != Some(2)));
+        assert_eq!(w.client_cpu(&[5], 3), Some(5));
+    }
+}

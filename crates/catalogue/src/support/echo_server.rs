@@ -1,0 +1,146 @@
+//! The server side of the request/response workloads (tcp_rr, tcp_crr):
+//! one thread serving every connection with level-triggered epoll. Each
+//! request is `size` bytes, which may arrive in pieces; its response, the
+//! same bytes, is written whole. A connection whose client closes (or
+//! resets) is closed and its slot reused, so a workload that opens a
+//! connection per transaction (tcp_crr) runs in constant memory.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use touchstone_harness::workload::ServerLink;
+use touchstone_harness::{BenchError, Fallible};
+
+use super::sockets::{self, epoll_add, set_nodelay};
+use super::sys::{self, check, close};
+
+/// Per-connection state: its descriptor (-1: a free slot) and the bytes of
+/// the request so far.
+struct Conn {
+    fd: RawFd,
+    got: usize,
+}
+
+const LISTENER_TOKEN: u64 = u64::MAX;
+/// How often the server looks at `should_stop` while idle.
+const POLL_MS: libc::c_int = 50;
+
+/// When the server may return on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// Once `n` connections have come and all have gone (tcp_rr's L
+    /// long-lived connections), or when told to stop.
+    AllGone(u32),
+    /// Only when told to stop (connections come and go all the time).
+    Stopped,
+}
+
+/// Serve echo requests of `size` bytes on the connections `listener`
+/// (non-blocking) accepts, until `until` or `link.should_stop()`.
+pub fn serve_epoll(
+    listener: RawFd,
+    size: usize,
+    until: Until,
+    link: &mut dyn ServerLink,
+) -> Fallible {
+    // SAFETY: a new epoll instance, closed below.
+    let ep = check(
+        unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+        "epoll_create1",
+    )?;
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let result = (|| {
+        epoll_add(ep, listener, LISTENER_TOKEN)?;
+        link.ready()?;
+        let mut buf = vec![0u8; size];
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
+        let (mut accepted, mut open) = (0u32, 0usize);
+        loop {
+            let all_gone = matches!(until, Until::AllGone(n) if accepted >= n && open == 0);
+            if link.should_stop() || all_gone {
+                return Ok(());
+            }
+            // SAFETY: a valid events array of the stated length.
+            let n = unsafe {
+                libc::epoll_wait(
+                    ep,
+                    events.as_mut_ptr(),
+                    events.len() as libc::c_int,
+                    POLL_MS,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(BenchError(format!("epoll_wait: {e}")));
+            }
+            for ev in &events[..n as usize] {
+                let token = ev.u64;
+                if token == LISTENER_TOKEN {
+                    while let Some(fd) = sockets::try_accept(listener)? {
+                        set_nodelay(fd)?;
+                        let slot = match free.pop() {
+                            Some(s) => {
+                                conns[s] = Conn { fd, got: 0 };
+                                s
+                            }
+                            None => {
+                                conns.push(Conn { fd, got: 0 });
+                                conns.len() - 1
+                            }
+                        };
+                        epoll_add(ep, fd, slot as u64)?;
+                        accepted += 1;
+                        open += 1;
+                    }
+                    continue;
+                }
+                let slot = token as usize;
+                let c = &mut conns[slot];
+                if c.fd < 0 {
+                    continue;
+                }
+                // SAFETY: reading into the unfilled rest of the buffer.
+                let r = unsafe {
+                    libc::read(
+                        c.fd,
+                        buf[c.got..].as_mut_ptr() as *mut libc::c_void,
+                        size - c.got,
+                    )
+                };
+                if r > 0 {
+                    c.got += r as usize;
+                    if c.got == size {
+                        c.got = 0;
+                        sys::write_all(c.fd, &buf)
+                            .map_err(|e| BenchError(format!("write: {e}")))?;
+                    }
+                    continue;
+                }
+                let e = io::Error::last_os_error();
+                if r < 0
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                    )
+                {
+                    continue;
+                }
+                // End of file or a reset: the client has gone. Closing
+                // removes the descriptor from the epoll set.
+                close(c.fd);
+                c.fd = -1;
+                free.push(slot);
+                open -= 1;
+            }
+        }
+    })();
+    for c in &conns {
+        close(c.fd);
+    }
+    close(ep);
+    result
+}
