@@ -103,6 +103,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
             rule: Rule::default(),
             width: Some(2.0 * half / throughput),
             converged: true,
+            cut_by_budget: false,
         },
         latency: Latency::of(&latency_histogram()),
         by_type: vec![],
