@@ -10,4 +10,5 @@ mod proc;
 mod session;
 mod store;
 mod store_safety;
+mod system_workloads;
 mod workload;

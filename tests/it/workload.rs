@@ -15,23 +15,23 @@ use serde_json::Value;
 use crate::common::{text, Sandbox};
 
 /// Short sweeps: 50 ms warm-up, 200 ms windows, at most 4 trials a point.
-const SHORT: [&str; 5] = ["--quick", "--warmup", "50ms", "--window", "200ms"];
+pub(crate) const SHORT: [&str; 5] = ["--quick", "--warmup", "50ms", "--window", "200ms"];
 /// On one CPU: tcp_rr keeps the CPUs it has busy, and the tests running
 /// beside these (some timing things) keep the other.
-const ONE_CPU: [&str; 2] = ["--cpus", "1"];
+pub(crate) const ONE_CPU: [&str; 2] = ["--cpus", "1"];
 
 /// The environment variable every process a tagged run starts inherits.
 const TAG: &str = "TOUCHSTONE_TEST_TAG";
 
 /// `cmd` tagged, so that every process it starts (they fork, and inherit
 /// the environment) can be found afterwards.
-fn tagged(mut cmd: Command, tag: &str) -> Command {
+pub(crate) fn tagged(mut cmd: Command, tag: &str) -> Command {
     cmd.env(TAG, tag);
     cmd
 }
 
 /// Processes still alive carrying `tag` in their environment.
-fn survivors(tag: &str) -> Vec<i32> {
+pub(crate) fn survivors(tag: &str) -> Vec<i32> {
     let needle = format!("{TAG}={tag}");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -49,12 +49,12 @@ fn survivors(tag: &str) -> Vec<i32> {
     found
 }
 
-fn unique_tag(test: &str) -> String {
+pub(crate) fn unique_tag(test: &str) -> String {
     format!("{}-{test}", std::process::id())
 }
 
 /// The one stored run, whole.
-fn stored_run(s: &Sandbox) -> Value {
+pub(crate) fn stored_run(s: &Sandbox) -> Value {
     let o = s.run(&["show", "last", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -62,13 +62,13 @@ fn stored_run(s: &Sandbox) -> Value {
     doc["runs"][0].clone()
 }
 
-fn run_json(o: &Output) -> Value {
+pub(crate) fn run_json(o: &Output) -> Value {
     let doc: Value =
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)));
     doc["runs"][0].clone()
 }
 
-fn refused(s: &Sandbox, args: &[&str], expect: &[&str]) {
+pub(crate) fn refused(s: &Sandbox, args: &[&str], expect: &[&str]) {
     let o = s.run(args);
     let all = text(&o);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");

@@ -370,6 +370,7 @@ pub fn usl_curve(
         params: [("size".to_string(), "4".to_string())].into(),
         operation: "transaction".into(),
         points,
+        bytes_per_op: None,
         unmeasured_cpus: vec![],
     }
 }

@@ -121,6 +121,7 @@ pub fn curve(points: Vec<Point>) -> Curve {
         params: Default::default(),
         operation: "transaction".into(),
         points,
+        bytes_per_op: None,
         unmeasured_cpus: vec![],
     }
 }

@@ -8,7 +8,7 @@ use touchstone_results::Unit;
 
 /// One point: throughput with its interval and convergence, latency
 /// percentiles, CPU busy and CPU per operation on each side.
-pub fn point_line(operation: &str, p: &Point) -> String {
+pub fn point_line(operation: &str, bytes_per_op: Option<u64>, p: &Point) -> String {
     let kept = p.kept_trials().count();
     let dropped = p.trials.len() - kept;
     let rel = if p.throughput > 0.0 {
@@ -39,8 +39,17 @@ pub fn point_line(operation: &str, p: &Point) -> String {
         .server_ns_per_op
         .map(|s| format!(", server {}", format_value(Unit::Ns, s)))
         .unwrap_or_default();
+    // A bandwidth (fixed bytes per operation) also in MB/s.
+    let bandwidth = bytes_per_op
+        .map(|b| {
+            format!(
+                " = {}",
+                format_value(Unit::MBps, p.throughput * b as f64 / 1e6)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "load {} on {} CPU{}: {} {operation}s/s ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}",
+        "load {} on {} CPU{}: {} {operation}s/s{bandwidth} ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}",
         p.load,
         p.cpus,
         if p.cpus == 1 { "" } else { "s" },

@@ -610,7 +610,7 @@ impl SweepObserver for PointSink<'_> {
             self.progress.case_done(&format!(
                 "{} {}",
                 self.name,
-                curve_lines::point_line(&self.curve.operation, point)
+                curve_lines::point_line(&self.curve.operation, self.curve.bytes_per_op, point)
             ));
         } else {
             self.progress.case_line(&format!(

@@ -21,11 +21,12 @@ use touchstone_results::{Run, Unit};
 use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
 
 /// The short name of an operation in a rate: "trans" for transactions,
-/// "req" for requests, "ops" for anything else.
+/// "req" for requests, "msg" for messages, "ops" for anything else.
 pub fn operation_abbrev(operation: &str) -> &'static str {
     match operation {
         "transaction" | "transactions" => "trans",
         "request" | "requests" => "req",
+        "message" | "messages" => "msg",
         _ => "ops",
     }
 }
@@ -33,6 +34,11 @@ pub fn operation_abbrev(operation: &str) -> &'static str {
 /// The label of a throughput in `scale` (a `Unit::OpsPerSec` scale):
 /// "k trans/s", "ops/s", "M req/s".
 pub fn rate_label(operation: &str, scale: &Scale) -> String {
+    // A bandwidth scale (`throughput_scale` of a curve with bytes per
+    // operation) is its own label.
+    if scale.label.ends_with("B/s") {
+        return scale.label.to_string();
+    }
     let prefix = scale.label.trim_end_matches("/s");
     let op = operation_abbrev(operation);
     if prefix.is_empty() {
@@ -44,9 +50,22 @@ pub fn rate_label(operation: &str, scale: &Scale) -> String {
 
 /// The one throughput scale of a curve (all its points, so that every
 /// table and line of the curve reads in the same unit).
+/// A curve whose operations move a fixed number of bytes reads in MB/s
+/// (10^6 bytes, as STREAM): its scale divides operations/s into MB/s.
 pub fn throughput_scale(curve: &Curve) -> Scale {
     let xs: Vec<f64> = curve.points.iter().map(|p| p.throughput).collect();
-    Scale::for_column(Unit::OpsPerSec, &xs)
+    match curve.bytes_per_op {
+        Some(bytes) if bytes > 0 => {
+            let mb_per_op = bytes as f64 / 1e6;
+            let mbps: Vec<f64> = xs.iter().map(|x| x * mb_per_op).collect();
+            let s = Scale::for_column(Unit::MBps, &mbps);
+            Scale {
+                label: s.label,
+                divisor: s.divisor / mb_per_op,
+            }
+        }
+        _ => Scale::for_column(Unit::OpsPerSec, &xs),
+    }
 }
 
 /// "7.2 %" for a fraction.
@@ -402,11 +421,14 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
             }
         ));
     }
+    let what = match curve.bytes_per_op {
+        Some(bytes) => format!("MB/s ({bytes}-byte {}s)", curve.operation),
+        None => format!("{}s per second", curve.operation),
+    };
     CurveText {
         title: format!(
-            "{} — {}s per second against load",
-            curve_title(&curve.workload, &curve.params),
-            curve.operation
+            "{} — {what} against load",
+            curve_title(&curve.workload, &curve.params)
         ),
         blocks,
         notes,

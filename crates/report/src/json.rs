@@ -184,6 +184,7 @@ fn curve_json(run: &Run, c: &Curve) -> Value {
         "workload": c.workload,
         "params": c.params,
         "operation": c.operation,
+        "bytes_per_op": c.bytes_per_op,
         "unmeasured_cpus": c.unmeasured_cpus,
         "points": c.points.iter().map(point_json).collect::<Vec<_>>(),
         "analysis": { "by_cpus": by_cpus, "scaling": scaling },

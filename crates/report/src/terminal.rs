@@ -483,6 +483,25 @@ mod tests {
     }
 
     #[test]
+    fn a_curve_with_bytes_per_operation_reads_in_megabytes_per_second() {
+        let mut c = tcp_rr();
+        c.workload = "fscache".into();
+        c.operation = "read".into();
+        // 4096-byte reads: 25 000 reads/s at 1 CPU, load 1 = 102.4 MB/s.
+        c.bytes_per_op = Some(4096);
+        let text = render_curves(&[c], false);
+        assert!(
+            text.contains("MB/s (4096-byte reads) against load"),
+            "{text}"
+        );
+        assert!(text.contains("throughput (MB/s)"), "{text}");
+        assert!(text.contains("102.4 ± "), "{text}");
+        // The peak (105 000 reads/s at 2 CPUs) in the same unit.
+        assert!(text.contains("peak 430.1 ± "), "{text}");
+        assert!(!text.contains("ops/s"), "{text}");
+    }
+
+    #[test]
     fn curve_tables_say_what_is_absent_and_why() {
         let mut c = tcp_rr();
         c.points.retain(|p| p.cpus == 2 && p.load <= 2);

@@ -93,6 +93,7 @@ pub fn tcp_rr() -> Curve {
         params: [("size".to_string(), "4".to_string())].into(),
         operation: "transaction".into(),
         points,
+        bytes_per_op: None,
         unmeasured_cpus: vec![4],
     }
 }

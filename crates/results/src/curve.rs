@@ -230,6 +230,12 @@ pub struct Curve {
     pub params: BTreeMap<String, String>,
     /// What one operation is, e.g. "transaction", "request".
     pub operation: String,
+    /// Bytes one operation moves, when the workload is a bandwidth (one
+    /// read of a fixed buffer): throughput × this is bytes per second, and
+    /// reports show MB/s. Absent in curves of other workloads and of
+    /// earlier files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_op: Option<u64>,
     /// In sweep order: for each CPU count, each load.
     pub points: Vec<Point>,
     /// CPU counts asked for that this machine does not have (measured as
@@ -341,6 +347,7 @@ mod tests {
             params: [("size".to_string(), "4".to_string())].into(),
             operation: "transaction".into(),
             points: vec![point],
+            bytes_per_op: None,
             unmeasured_cpus: vec![4],
         };
         let json = serde_json::to_string(&curve).unwrap();

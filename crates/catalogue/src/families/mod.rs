@@ -67,3 +67,5 @@ pub mod par_ops;
 pub mod tcp_crr;
 pub mod tcp_rr;
 pub mod udp_rr;
+pub mod fscache;
+pub mod chat;

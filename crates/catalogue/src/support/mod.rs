@@ -7,6 +7,7 @@
 pub mod cache_levels;
 pub mod cpuid_tlb;
 pub mod echo_server;
+pub mod file_set;
 pub mod files;
 pub mod hot_potato;
 pub mod memory;

@@ -121,6 +121,33 @@ pub fn accept(listener: RawFd) -> Fallible<RawFd> {
         .ok_or_else(|| BenchError("accept: the listener is non-blocking and none is queued".into()))
 }
 
+/// Send all of `buf` on a connected socket, retrying short sends and EINTR,
+/// without SIGPIPE: a peer that has gone is an error (EPIPE/ECONNRESET) the
+/// caller handles, never a signal that kills the process.
+#[inline]
+pub fn send_all(fd: RawFd, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: sending from a valid buffer on our socket.
+        let r = unsafe {
+            libc::send(
+                fd,
+                buf.as_ptr() as *const libc::c_void,
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        buf = &buf[r as usize..];
+    }
+    Ok(())
+}
+
 /// A connected TCP pair over loopback: (client, server), Nagle off on both.
 pub fn tcp_pair() -> Fallible<(RawFd, RawFd)> {
     let (l, port) = tcp_listener(1)?;

@@ -177,8 +177,9 @@ fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-/// The empty curve of a workload case: what it is, before any point.
-fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
+/// The empty curve of a workload case: what it is, before any point
+/// (`bytes_per_op` from the built workload: a bandwidth reads in MB/s).
+fn curve_of(case: &Selected, unmeasured_cpus: &[u32], bytes_per_op: Option<u64>) -> Curve {
     Curve {
         workload: case.family.name.to_string(),
         params: case
@@ -188,6 +189,7 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
             .map(|(k, v)| (k.to_string(), v.text.clone()))
             .collect::<BTreeMap<_, _>>(),
         operation: case.family.operation().unwrap_or("operation").to_string(),
+        bytes_per_op,
         points: Vec::new(),
         unmeasured_cpus: unmeasured_cpus.to_vec(),
     }
@@ -351,12 +353,10 @@ fn measure_all(
                 case.family.make_workload(&case.point, mode)
             };
             match built {
-                Ok(mut w) => session.sweep(
-                    &case.name,
-                    &mut *w,
-                    curve_of(case, unmeasured_cpus),
-                    &settings.plan(case),
-                )?,
+                Ok(mut w) => {
+                    let curve = curve_of(case, unmeasured_cpus, w.bytes_per_op());
+                    session.sweep(&case.name, &mut *w, curve, &settings.plan(case))?
+                }
                 Err(m) => session.fail(format!("{}: {m}", case.name)),
             }
             continue;

@@ -169,7 +169,7 @@ pub fn drive(
                     Some(_) => intended,
                     None => client.started_ns().unwrap_or(start),
                 };
-                hists[ty].saturating_record(end - from);
+                hists[ty].saturating_record(end.saturating_sub(from));
                 rec.window_ops += 1;
             } else if end >= w1 && !done {
                 done = true;
@@ -378,6 +378,46 @@ mod tests {
         drive(&mut c2, None, &FakeTimer(now2), &mut b2, &mut h2).unwrap();
         assert_eq!(h2[0].iter_recorded().count(), 2, "only the two op costs");
         assert_eq!(h2[0].min(), 1000);
+    }
+
+    /// Each operation "delivers" a message sent `age` ns before the call.
+    struct Delivering {
+        inner: Known,
+        age: u64,
+        origin: u64,
+    }
+    impl Client for Delivering {
+        fn op(&mut self) -> Fallible<usize> {
+            self.origin = self.inner.now.get() - self.age;
+            self.inner.op()
+        }
+        fn started_ns(&self) -> Option<u64> {
+            Some(self.origin)
+        }
+    }
+
+    #[test]
+    fn latency_runs_from_the_start_a_client_reports() {
+        let now = Rc::new(Cell::new(10_000));
+        let mut c = Delivering {
+            inner: Known {
+                now: now.clone(),
+                costs: vec![1000],
+                types: 1,
+                k: 0,
+            },
+            age: 5000,
+            origin: 0,
+        };
+        let mut b = board(&now, 0, (20_000, 40_000));
+        let mut h = vec![latency_histogram()];
+        drive(&mut c, None, &FakeTimer(now), &mut b, &mut h).unwrap();
+        // Each op: 5000 ns in flight before the call, 1000 in it.
+        assert_eq!(
+            (h[0].min(), h[0].max()),
+            (6000, h[0].highest_equivalent(6000))
+        );
+        assert_eq!(h[0].len(), 20);
     }
 
     #[test]

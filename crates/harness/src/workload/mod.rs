@@ -36,8 +36,8 @@ use crate::bench::Fallible;
 pub use client::{drive, ClientRecord, Schedule};
 pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
-    default_loads, measure_point, point_from_trials, resolve_cpu_counts, sweep, validate,
-    validate_trial, Sweep, SweepObserver,
+    default_loads, default_loads_from, measure_point, point_from_trials, resolve_cpu_counts, sweep,
+    validate, validate_trial, Sweep, SweepObserver,
 };
 pub use trial::{run_trial, TrialOutcome};
 
@@ -108,10 +108,14 @@ pub trait Client {
     /// type in `Workload::op_types`. Must not allocate in a workload's hot
     /// path; resources belong in `Workload::client`.
     fn op(&mut self) -> Fallible<usize>;
-    /// For a client that keeps several operations in flight (one per
-    /// connection it multiplexes): when the operation `op` just returned
-    /// began, on CLOCK_MONOTONIC. None (the default): the engine's clock
-    /// read just before the call, the right start for one at a time.
+    /// When the operation `op` just returned really began, on
+    /// CLOCK_MONOTONIC (`clock::now_ns`), if not at the call: for a client
+    /// that keeps several operations in flight (one per connection it
+    /// multiplexes), or one whose operation began elsewhere (chat: the
+    /// send time a delivered message carries). None (the default): the
+    /// engine's clock read just before the call, the right start for one
+    /// at a time. Closed loop only: an open loop measures from the
+    /// intended start.
     fn started_ns(&self) -> Option<u64> {
         None
     }
@@ -142,6 +146,23 @@ pub trait Workload: Sync {
     }
     /// The most clients this workload supports.
     fn max_load(&self) -> Option<u32> {
+        None
+    }
+    /// The fewest clients this workload can run with (a chat room needs
+    /// two); the default ladder starts here.
+    fn min_load(&self) -> u32 {
+        1
+    }
+    /// The ladder measured when the spec names no loads, on `usable` CPUs:
+    /// doubling from `min_load` to 4 × the CPUs, within `max_load`. A
+    /// workload may shorten it (a quick run of one that is flat past one
+    /// client per CPU); loads named in the spec are never bounded by it.
+    fn default_loads(&self, usable: usize) -> Vec<u32> {
+        sweep::default_loads_from(self.min_load(), usable, self.max_load())
+    }
+    /// Bytes one operation moves, when the workload is a bandwidth (one
+    /// read of a fixed buffer): reports then show throughput in MB/s.
+    fn bytes_per_op(&self) -> Option<u64> {
         None
     }
     /// Refuse a load this machine cannot run (descriptor limits, memory),

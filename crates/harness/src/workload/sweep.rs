@@ -51,6 +51,7 @@ impl Sweep {
             params,
             operation: operation.to_string(),
             points: self.points,
+            bytes_per_op: None,
             unmeasured_cpus: self.unmeasured_cpus,
         }
     }
@@ -60,9 +61,19 @@ impl Sweep {
 /// it even when not a power of two), none above the workload's `max`
 /// (which ends it instead when smaller).
 pub fn default_loads(cpus: usize, max: Option<u32>) -> Vec<u32> {
-    let top = (4 * cpus.max(1) as u64).min(max.unwrap_or(u32::MAX) as u64) as u32;
+    default_loads_from(1, cpus, max)
+}
+
+/// The default ladder of a workload whose smallest load is `min`: `min`,
+/// 2·`min`, 4·`min`, … up to 4 × `cpus` (just `min` when that is above it),
+/// none above `max`.
+pub fn default_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
+    let min = min.max(1);
+    let top = (4 * cpus.max(1) as u64)
+        .max(min as u64)
+        .min(max.unwrap_or(u32::MAX) as u64) as u32;
     let mut loads = Vec::new();
-    let mut l = 1u32;
+    let mut l = min;
     while l < top {
         loads.push(l);
         l = l.saturating_mul(2);
@@ -116,11 +127,17 @@ pub fn validate(
     let loads = match &plan.loads {
         Some(l) if l.is_empty() => return invalid("no loads to measure".into()),
         Some(l) => l.clone(),
-        None => default_loads(usable, w.max_load()),
+        None => w.default_loads(usable),
     };
     for &load in &loads {
         if load == 0 {
             return invalid("load 0: a load is at least 1 client".into());
+        }
+        if load < w.min_load() {
+            return invalid(format!(
+                "load {load} is below this workload's minimum of {}",
+                w.min_load()
+            ));
         }
         if let Some(max) = w.max_load() {
             if load > max {
@@ -328,6 +345,10 @@ mod tests {
         assert_eq!(default_loads(3, None), vec![1, 2, 4, 8, 12]);
         assert_eq!(default_loads(2, Some(6)), vec![1, 2, 4, 6]);
         assert_eq!(default_loads(8, Some(1)), vec![1]);
+        // A workload whose smallest load is 2 (a chat room) or 12.
+        assert_eq!(default_loads_from(2, 2, None), vec![2, 4, 8]);
+        assert_eq!(default_loads_from(4, 3, None), vec![4, 8, 12]);
+        assert_eq!(default_loads_from(12, 2, None), vec![12]);
     }
 
     #[test]
