@@ -65,3 +65,4 @@ pub mod par_ops;
 
 // system workloads (load curves)
 pub mod tcp_rr;
+pub mod web;

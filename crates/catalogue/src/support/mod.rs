@@ -2,10 +2,13 @@
 //! (`crate::families` holds only families): system calls and errors, where
 //! processes run, loopback sockets, the ping-pong and one-way engines of
 //! the communication families, memory buffers and the pointer chase of the
-//! memory families, cache-level detection, and scratch files.
+//! memory families, cache-level detection, scratch files, and the web
+//! workload's file set, HTTP parsing and Zipf sampler.
 
 pub mod cache_levels;
 pub mod files;
+pub mod fileset;
+pub mod http;
 pub mod hot_potato;
 pub mod memory;
 pub mod multiplex;
@@ -15,3 +18,4 @@ pub mod placement;
 pub mod pointer_chase;
 pub mod sockets;
 pub mod sys;
+pub mod zipf;

@@ -35,6 +35,13 @@ pub trait Flow {
     /// operation in flight has completed. A blocking descriptor (a lone
     /// flow) may wait here.
     fn readable(&mut self) -> Fallible<Option<usize>>;
+    /// Whether every operation has a connection of its own (HTTP without
+    /// keep-alive): `start` opens it (`fd` is then new; -1 before the
+    /// first) and the flow closes it when the operation completes, which
+    /// takes it out of the epoll set; the client adds each new one.
+    fn connection_per_op(&self) -> bool {
+        false
+    }
 }
 
 /// The connections client `client` of `clients` drives out of `load`:
@@ -79,7 +86,7 @@ impl<F: Flow> Multiplexed<F> {
                 unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
                 "epoll_create1",
             )?;
-            for (i, f) in flows.iter().enumerate() {
+            for (i, f) in flows.iter().enumerate().filter(|(_, f)| f.fd() >= 0) {
                 let added = set_nonblocking(f.fd()).and_then(|_| epoll_add(ep, f.fd(), i as u64));
                 if let Err(e) = added {
                     close(ep);
@@ -107,7 +114,13 @@ impl<F: Flow> Multiplexed<F> {
     #[inline]
     fn begin(&mut self, f: usize) -> Fallible {
         self.started[f] = now_ns();
-        self.flows[f].start()
+        self.flows[f].start()?;
+        if self.ep >= 0 && self.flows[f].connection_per_op() {
+            let fd = self.flows[f].fd();
+            set_nonblocking(fd)?;
+            epoll_add(self.ep, fd, f as u64)?;
+        }
+        Ok(())
     }
 
     #[inline]
