@@ -12,7 +12,10 @@
 //!
 //! The server is one process with one thread per CPU of the point, each
 //! with its own epoll set, all sharing the listener (EPOLLEXCLUSIVE wakes
-//! one of them per new connection): nginx's worker-per-CPU design. Files
+//! one of them per new connection): nginx's worker-per-CPU design. The
+//! thread that accepts deals connections round-robin to every thread
+//! (through a per-thread inbox and eventfd), so a burst of connections
+//! accepted by one thread does not leave the others idle. Files
 //! are mapped once and each response goes out in one `sendmsg` of its head
 //! and the mapped body, so the server costs little per byte and a load
 //! generator measured against it is not hidden behind a slow server.
@@ -38,7 +41,8 @@
 use std::io;
 use std::os::fd::RawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::{
@@ -301,6 +305,7 @@ const IN_CAP: usize = 8192;
 /// Room for a response head and a generated page's prefix.
 const OUT_CAP: usize = 1024;
 const LISTENER_TOKEN: u64 = u64::MAX;
+const INBOX_TOKEN: u64 = u64::MAX - 1;
 const WAIT_MS: libc::c_int = 50;
 /// The generated prefix of a dynamic page is padded to this length, so
 /// the mean response size is known.
@@ -321,21 +326,38 @@ pub fn serve_until(
 ) -> Fallible {
     let stop = AtomicBool::new(false);
     let served = AtomicU64::new(0);
+    let threads = threads.max(1);
+    let mut inboxes = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        // SAFETY: plain eventfd(2), counter 0; closed below.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if efd < 0 {
+            let e = crate::support::sys::errno("eventfd");
+            inboxes.iter().for_each(|i: &Inbox| close(i.efd));
+            return Err(e);
+        }
+        inboxes.push(Inbox {
+            fds: Mutex::new(Vec::new()),
+            efd,
+        });
+    }
     let shared = Shared {
         listener,
         set,
         log,
         stop: &stop,
         served: &served,
+        inboxes: &inboxes,
+        next: AtomicUsize::new(0),
     };
-    std::thread::scope(|s| {
+    let result = std::thread::scope(|s| {
         let mut handles = Vec::new();
         let mut started = Ok(());
-        for i in 0..threads.max(1) {
+        for i in 0..threads {
             let shared = &shared;
             match std::thread::Builder::new()
                 .name(format!("web-server-{i}"))
-                .spawn_scoped(s, move || worker(shared))
+                .spawn_scoped(s, move || worker(shared, i))
             {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -362,7 +384,29 @@ pub fn serve_until(
             }
         }
         result
-    })
+    });
+    // Connections dealt to a thread that had stopped.
+    let mut left = Vec::new();
+    for inbox in &inboxes {
+        inbox.take_into(&mut left);
+        close(inbox.efd);
+    }
+    left.into_iter().for_each(close);
+    result
+}
+
+/// Connections dealt to one server thread, and the eventfd that wakes it.
+struct Inbox {
+    fds: Mutex<Vec<RawFd>>,
+    efd: RawFd,
+}
+
+impl Inbox {
+    /// Move the connections dealt so far into `to` (both keep their
+    /// capacity: no allocation once warm).
+    fn take_into(&self, to: &mut Vec<RawFd>) {
+        to.extend(self.fds.lock().unwrap_or_else(|p| p.into_inner()).drain(..));
+    }
 }
 
 /// What every server thread shares.
@@ -373,6 +417,10 @@ struct Shared<'a> {
     stop: &'a AtomicBool,
     /// Requests answered (numbers the generated pages).
     served: &'a AtomicU64,
+    /// One per thread.
+    inboxes: &'a [Inbox],
+    /// The thread the next accepted connection goes to.
+    next: AtomicUsize,
 }
 
 /// One connection of a server thread. Slots are reused, buffers and all,
@@ -413,7 +461,7 @@ impl<'a> Conn<'a> {
 
 /// One server thread: its own epoll set with the shared listener (woken
 /// exclusively) and the connections it accepted.
-fn worker(sh: &Shared<'_>) -> Fallible {
+fn worker(sh: &Shared<'_>, me: usize) -> Fallible {
     // SAFETY: a new epoll instance, closed below.
     let ep = check(
         unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
@@ -421,6 +469,8 @@ fn worker(sh: &Shared<'_>) -> Fallible {
     )?;
     let mut conns: Vec<Conn<'_>> = Vec::new();
     let mut free: Vec<usize> = Vec::new();
+    // Connections accepted or dealt to this thread, not yet adopted.
+    let mut pending: Vec<RawFd> = Vec::with_capacity(64);
     let result = (|| {
         ctl(
             ep,
@@ -428,6 +478,13 @@ fn worker(sh: &Shared<'_>) -> Fallible {
             sh.listener,
             (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32,
             LISTENER_TOKEN,
+        )?;
+        ctl(
+            ep,
+            libc::EPOLL_CTL_ADD,
+            sh.inboxes[me].efd,
+            libc::EPOLLIN as u32,
+            INBOX_TOKEN,
         )?;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
         while !sh.stop.load(Ordering::Relaxed) {
@@ -442,7 +499,26 @@ fn worker(sh: &Shared<'_>) -> Fallible {
             }
             for ev in &events[..n as usize] {
                 if ev.u64 == LISTENER_TOKEN {
-                    accept_all(sh, ep, &mut conns, &mut free)?;
+                    accept_all(sh, me, &mut pending)?;
+                    for fd in pending.drain(..) {
+                        adopt(ep, fd, &mut conns, &mut free)?;
+                    }
+                    continue;
+                }
+                if ev.u64 == INBOX_TOKEN {
+                    let mut count = 0u64;
+                    // SAFETY: reading the eventfd's 8-byte counter (resets it).
+                    unsafe {
+                        libc::read(
+                            sh.inboxes[me].efd,
+                            &mut count as *mut u64 as *mut libc::c_void,
+                            8,
+                        )
+                    };
+                    sh.inboxes[me].take_into(&mut pending);
+                    for fd in pending.drain(..) {
+                        adopt(ep, fd, &mut conns, &mut free)?;
+                    }
                     continue;
                 }
                 let slot = ev.u64 as usize;
@@ -467,6 +543,7 @@ fn worker(sh: &Shared<'_>) -> Fallible {
     for c in &conns {
         close(c.fd);
     }
+    pending.into_iter().for_each(close);
     close(ep);
     result
 }
@@ -478,13 +555,9 @@ fn ctl(ep: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> Fallib
     Ok(())
 }
 
-/// Accept every queued connection into a free slot.
-fn accept_all<'a>(
-    sh: &Shared<'a>,
-    ep: RawFd,
-    conns: &mut Vec<Conn<'a>>,
-    free: &mut Vec<usize>,
-) -> Fallible {
+/// Accept every queued connection and deal them round-robin over the
+/// threads; those dealt to this thread go into `mine`.
+fn accept_all(sh: &Shared<'_>, me: usize, mine: &mut Vec<RawFd>) -> Fallible {
     loop {
         // SAFETY: accept4 on our listener, no peer address asked for.
         let fd = unsafe {
@@ -504,29 +577,46 @@ fn accept_all<'a>(
                 _ => return Err(BenchError(format!("accept: {e}"))),
             }
         }
-        set_nodelay(fd).inspect_err(|_| close(fd))?;
-        let slot = free.pop().unwrap_or_else(|| {
-            conns.push(Conn::new());
-            conns.len() - 1
-        });
-        let c = &mut conns[slot];
-        c.fd = fd;
-        c.in_len = 0;
-        c.writing = false;
-        c.close_after = false;
-        ctl(
-            ep,
-            libc::EPOLL_CTL_ADD,
-            fd,
-            libc::EPOLLIN as u32,
-            slot as u64,
-        )
-        .inspect_err(|_| {
-            close(fd);
-            c.fd = -1;
-            free.push(slot);
-        })?;
+        let to = sh.next.fetch_add(1, Ordering::Relaxed) % sh.inboxes.len();
+        if to == me {
+            mine.push(fd);
+            continue;
+        }
+        let inbox = &sh.inboxes[to];
+        inbox.fds.lock().unwrap_or_else(|p| p.into_inner()).push(fd);
+        let one: u64 = 1;
+        // SAFETY: adding 1 to the target thread's eventfd counter.
+        unsafe { libc::write(inbox.efd, &one as *const u64 as *const libc::c_void, 8) };
     }
+}
+
+/// Take connection `fd` into a free slot of this thread's set.
+fn adopt<'a>(ep: RawFd, fd: RawFd, conns: &mut Vec<Conn<'a>>, free: &mut Vec<usize>) -> Fallible {
+    if let Err(e) = set_nodelay(fd) {
+        close(fd);
+        return Err(e);
+    }
+    let slot = free.pop().unwrap_or_else(|| {
+        conns.push(Conn::new());
+        conns.len() - 1
+    });
+    let c = &mut conns[slot];
+    c.fd = fd;
+    c.in_len = 0;
+    c.writing = false;
+    c.close_after = false;
+    ctl(
+        ep,
+        libc::EPOLL_CTL_ADD,
+        fd,
+        libc::EPOLLIN as u32,
+        slot as u64,
+    )
+    .inspect_err(|_| {
+        close(fd);
+        c.fd = -1;
+        free.push(slot);
+    })
 }
 
 /// Input on a connection: read it and answer every whole request in it.
