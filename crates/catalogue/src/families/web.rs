@@ -932,6 +932,8 @@ struct WebFlow<'w> {
     remaining: Option<usize>,
     /// The server will close after this response.
     closing: bool,
+    /// The last `start` opened a new connection.
+    reconnected: bool,
     ty: usize,
 }
 
@@ -947,6 +949,7 @@ impl<'w> WebFlow<'w> {
             got: 0,
             remaining: None,
             closing: false,
+            reconnected: false,
             ty: STATIC,
         }
     }
@@ -1040,8 +1043,8 @@ impl Flow for WebFlow<'_> {
         self.fd
     }
 
-    fn connection_per_op(&self) -> bool {
-        !self.w.keep_alive
+    fn reconnected(&self) -> bool {
+        self.reconnected
     }
 
     /// Compose the next request, connect if there is no connection, and
@@ -1050,7 +1053,8 @@ impl Flow for WebFlow<'_> {
     #[inline]
     fn start(&mut self) -> Fallible {
         self.compose();
-        if self.fd < 0 {
+        self.reconnected = self.fd < 0;
+        if self.reconnected {
             self.connect()?;
         }
         let mut sent = 0;

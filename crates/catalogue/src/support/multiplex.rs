@@ -35,11 +35,11 @@ pub trait Flow {
     /// operation in flight has completed. A blocking descriptor (a lone
     /// flow) may wait here.
     fn readable(&mut self) -> Fallible<Option<usize>>;
-    /// Whether every operation has a connection of its own (HTTP without
-    /// keep-alive): `start` opens it (`fd` is then new; -1 before the
-    /// first) and the flow closes it when the operation completes, which
-    /// takes it out of the epoll set; the client adds each new one.
-    fn connection_per_op(&self) -> bool {
+    /// Whether the last `start` opened a new connection (HTTP without
+    /// keep-alive opens one per operation; `fd` is -1 before the first):
+    /// the client then adds the new descriptor to its epoll set. A flow
+    /// closes a connection when it is done with it, which takes it out.
+    fn reconnected(&self) -> bool {
         false
     }
 }
@@ -115,7 +115,7 @@ impl<F: Flow> Multiplexed<F> {
     fn begin(&mut self, f: usize) -> Fallible {
         self.started[f] = now_ns();
         self.flows[f].start()?;
-        if self.ep >= 0 && self.flows[f].connection_per_op() {
+        if self.ep >= 0 && self.flows[f].reconnected() {
             let fd = self.flows[f].fd();
             set_nonblocking(fd)?;
             epoll_add(self.ep, fd, f as u64)?;
