@@ -69,3 +69,4 @@ pub mod tcp_rr;
 pub mod udp_rr;
 pub mod fscache;
 pub mod chat;
+pub mod web;

@@ -2,13 +2,16 @@
 //! (`crate::families` holds only families): system calls and errors, where
 //! processes run, loopback sockets, the ping-pong and one-way engines of
 //! the communication families, memory buffers and the pointer chase of the
-//! memory families, cache-level detection, and scratch files.
+//! memory families, cache-level detection, scratch files, and the web
+//! workload's file set, HTTP parsing and Zipf sampler.
 
 pub mod cache_levels;
 pub mod cpuid_tlb;
 pub mod echo_server;
 pub mod file_set;
 pub mod files;
+pub mod fileset;
+pub mod http;
 pub mod hot_potato;
 pub mod memory;
 pub mod multiplex;
@@ -22,3 +25,4 @@ pub mod recorded_curves;
 pub mod recorded_tlb;
 pub mod sockets;
 pub mod sys;
+pub mod zipf;

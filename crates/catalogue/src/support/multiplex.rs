@@ -35,6 +35,13 @@ pub trait Flow {
     /// operation in flight has completed. A blocking descriptor (a lone
     /// flow) may wait here.
     fn readable(&mut self) -> Fallible<Option<usize>>;
+    /// Whether the last `start` opened a new connection (HTTP without
+    /// keep-alive opens one per operation; `fd` is -1 before the first):
+    /// the client then adds the new descriptor to its epoll set. A flow
+    /// closes a connection when it is done with it, which takes it out.
+    fn reconnected(&self) -> bool {
+        false
+    }
 }
 
 /// The connections client `client` of `clients` drives out of `load`:
@@ -79,7 +86,7 @@ impl<F: Flow> Multiplexed<F> {
                 unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
                 "epoll_create1",
             )?;
-            for (i, f) in flows.iter().enumerate() {
+            for (i, f) in flows.iter().enumerate().filter(|(_, f)| f.fd() >= 0) {
                 let added = set_nonblocking(f.fd()).and_then(|_| epoll_add(ep, f.fd(), i as u64));
                 if let Err(e) = added {
                     close(ep);
@@ -107,7 +114,13 @@ impl<F: Flow> Multiplexed<F> {
     #[inline]
     fn begin(&mut self, f: usize) -> Fallible {
         self.started[f] = now_ns();
-        self.flows[f].start()
+        self.flows[f].start()?;
+        if self.ep >= 0 && self.flows[f].reconnected() {
+            let fd = self.flows[f].fd();
+            set_nonblocking(fd)?;
+            epoll_add(self.ep, fd, f as u64)?;
+        }
+        Ok(())
     }
 
     #[inline]

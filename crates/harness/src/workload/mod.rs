@@ -144,6 +144,11 @@ pub trait Workload: Sync {
     fn clients(&self, load: u32, _cpus: usize) -> u32 {
         load
     }
+    /// The workload's own pacing, when one of its parameters sets it (an
+    /// open-loop rate): it replaces the plan's. None: the plan's.
+    fn pacing(&self) -> Option<Pacing> {
+        None
+    }
     /// The most clients this workload supports.
     fn max_load(&self) -> Option<u32> {
         None

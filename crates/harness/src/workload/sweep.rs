@@ -120,7 +120,8 @@ pub fn validate(
         ));
     }
     plan.rule.validate().map_err(WorkloadError::Invalid)?;
-    validate_trial(&plan.trial)?;
+    let trial = plan.trial.paced_for(w);
+    validate_trial(&trial)?;
     if let Some(k) = plan.cpu_counts.iter().find(|&&k| k == 0) {
         return invalid(format!("a CPU count of {k}: at least 1 CPU is needed"));
     }
@@ -152,13 +153,13 @@ pub fn validate(
         w.check_load(load).map_err(WorkloadError::Invalid)?;
         // Multiplexed clients complete whichever connection is ready: they
         // cannot keep each connection to a schedule.
-        if matches!(plan.trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
+        if matches!(trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
             return invalid(format!(
                 "load {load}: an open-loop rate needs one client per connection, and this \
                  workload multiplexes its connections (choose its one-client-per-connection mode)"
             ));
         }
-        check_rate(&plan.trial, load)?;
+        check_rate(&trial, load)?;
     }
     Ok(loads)
 }
@@ -239,8 +240,9 @@ pub fn measure_point(
     observer: &mut dyn SweepObserver,
 ) -> Result<Point, WorkloadError> {
     rule.validate().map_err(WorkloadError::Invalid)?;
-    validate_trial(plan)?;
-    check_rate(plan, load)?;
+    let paced = plan.paced_for(w);
+    validate_trial(&paced)?;
+    check_rate(&paced, load)?;
     let mut outcomes = Vec::new();
     let mut series = Vec::new();
     let names: Vec<String> = w.op_types().iter().map(|s| s.to_string()).collect();

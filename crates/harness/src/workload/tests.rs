@@ -695,3 +695,56 @@ fn a_point_merges_its_kept_trials_exactly() {
     assert_eq!(p.service_demand.server_ns_per_op, Some(50.0));
     assert_eq!(p.cpu.user, 0.5);
 }
+
+/// A workload whose own parameters set an open-loop rate (`pacing`).
+struct Paced {
+    rate: f64,
+    multiplexed: bool,
+}
+impl Workload for Paced {
+    fn pacing(&self) -> Option<Pacing> {
+        Some(Pacing::Open { rate: self.rate })
+    }
+    fn clients(&self, load: u32, _cpus: usize) -> u32 {
+        if self.multiplexed {
+            1
+        } else {
+            load
+        }
+    }
+    fn client(&self, _ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+        Err("not run".into())
+    }
+}
+
+#[test]
+fn a_workloads_own_rate_replaces_the_plans_pacing_and_is_checked() {
+    let w = Paced {
+        rate: 500.0,
+        multiplexed: false,
+    };
+    let plan = SweepPlan {
+        loads: Some(vec![2]),
+        ..SweepPlan::quick()
+    };
+    assert_eq!(plan.trial.pacing, Pacing::Closed);
+    assert_eq!(
+        plan.trial.paced_for(&w).pacing,
+        Pacing::Open { rate: 500.0 }
+    );
+    assert_eq!(validate(&w, &plan, 2).unwrap(), vec![2]);
+    // Its rate is held to the same bounds as the plan's…
+    let zero = Paced {
+        rate: 0.0,
+        multiplexed: false,
+    };
+    let e = validate(&zero, &plan, 2).unwrap_err().to_string();
+    assert!(e.contains("rate"), "{e}");
+    // …and multiplexed clients cannot keep each connection to a schedule.
+    let muxed = Paced {
+        rate: 500.0,
+        multiplexed: true,
+    };
+    let e = validate(&muxed, &plan, 2).unwrap_err().to_string();
+    assert!(e.contains("one client per connection"), "{e}");
+}

@@ -138,6 +138,8 @@ pub fn run_trial(
     plan: &TrialPlan,
     trial: u32,
 ) -> Result<TrialOutcome, WorkloadError> {
+    let paced = plan.paced_for(&*workload);
+    let plan = &paced;
     let types = workload.op_types().len();
     if load == 0 {
         return Err(WorkloadError::Invalid("load must be at least 1".into()));
