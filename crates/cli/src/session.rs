@@ -375,13 +375,13 @@ impl Session {
         if as_json {
             println!("{}", json::to_string(vec![run.clone()]));
         } else {
-            print!(
+            crate::output::print(&format!(
                 "{}\n{}{}{}",
                 terminal::run_header(run),
                 terminal::measurements(&run.measurements),
                 terminal::curves(&run.curves),
                 notes(run)
-            );
+            ));
             if let (Some(s), Ok(())) = (&self.store, &closed) {
                 println!("stored as run {} in {}", run.id, s.path().display());
             }

@@ -9,6 +9,7 @@ pub mod curves;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod sanitize;
 pub mod sheet;
 pub mod tables;
 pub mod terminal;

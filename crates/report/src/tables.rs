@@ -1,7 +1,9 @@
 //! Sheets on a terminal: one comfy-table per sheet, wide sheets split into
 //! several tables that each repeat the row-identifying columns.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
+
+use crate::sanitize::cell;
 
 use crate::sheet::Sheet;
 
@@ -24,10 +26,10 @@ pub fn render(sheets: &[Sheet]) -> String {
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(cols.iter().map(|&c| Cell::new(&s.header[c])));
+                .set_header(cols.iter().map(|&c| cell(&s.header[c])));
             for row in &s.rows {
                 t.add_row(cols.iter().map(|&c| {
-                    let cell = Cell::new(&row[c]);
+                    let cell = cell(&row[c]);
                     if s.numeric[c] {
                         cell.set_alignment(CellAlignment::Right)
                     } else {

@@ -1,6 +1,7 @@
 //! One file per subcommand; `dispatch` routes to them.
 
 mod app;
+mod import;
 mod list;
 mod predict;
 mod report;
@@ -24,7 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export { runs, output } => {
             stored::export(&open(db, Open::MustExist)?, &runs, output.as_deref())
         }
-        Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
+        Command::Import { files } => import::import(db, &files),
         Command::App(a) => app::app(db, a),
         Command::Predict(a) => predict::predict(&open(db, Open::MustExist)?, a),
         Command::Report(a) => report::report(&open(db, Open::MustExist)?, &a),

@@ -1,25 +1,25 @@
-//! Reading stored runs: `runs`, `show`, `export`, and bringing runs in: `import`.
+//! Reading stored runs: `runs`, `show`, `export` (bringing runs in is `import`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use touchstone_report::terminal;
 use touchstone_results::json;
 use touchstone_results::store::Store;
 
 use crate::error::CliError;
+use crate::output::{self, print};
 
 pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
     let rows = store.list_runs()?;
     if as_json {
-        println!(
-            "{}",
+        print(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&rows).expect("serialisable")
-        );
+        ));
     } else if rows.is_empty() {
-        println!("no runs stored in {}", store.path().display());
+        print(&format!("no runs stored in {}\n", store.path().display()));
     } else {
-        print!("{}", terminal::runs(&rows));
+        print(&terminal::runs(&rows));
     }
     Ok(())
 }
@@ -27,14 +27,14 @@ pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
 pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
     if as_json {
-        println!("{}", json::to_string(vec![run]));
+        print(&format!("{}\n", json::to_string(vec![run])));
     } else {
-        print!(
+        print(&format!(
             "{}\n{}{}",
             terminal::run_header(&run),
             terminal::measurements(&run.measurements),
             terminal::curves(&run.curves)
-        );
+        ));
     }
     Ok(())
 }
@@ -55,70 +55,9 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
     let text = json::to_string(runs);
     match output {
         None => {
-            println!("{text}");
+            print(&format!("{text}\n"));
             Ok(())
         }
-        Some(path) => write_atomically(path, text.as_bytes()).map_err(|e| CliError::File {
-            path: path.display().to_string(),
-            message: format!("cannot write: {e}"),
-        }),
+        Some(path) => output::write_file(path, text.as_bytes(), store.path()),
     }
-}
-
-/// Write via a temporary file in the same directory and rename it into
-/// place, so a reader never sees half a document and a failure leaves any
-/// existing file untouched.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-pub fn import(store: &mut Store, files: &[PathBuf]) -> Result<(), CliError> {
-    // Read and check every file before writing anything.
-    let mut runs = Vec::new();
-    for f in files {
-        let path = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| CliError::File {
-            path: path.clone(),
-            message: format!("cannot read: {e}"),
-        })?;
-        let doc = json::parse(&text).map_err(|source| CliError::Json { path, source })?;
-        runs.extend(doc.runs);
-    }
-    let skipped = store.import_runs(&runs)?;
-    println!(
-        "imported {} run(s) into {}{}",
-        runs.len() - skipped.len(),
-        store.path().display(),
-        if skipped.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} already present: {}",
-                skipped.len(),
-                skipped.join(", ")
-            )
-        }
-    );
-    Ok(())
 }

@@ -1,0 +1,147 @@
+//! Text for a terminal, stripped of what a terminal would obey: every
+//! string of a stored or imported run (labels, host names, names, warnings,
+//! reasons) came from a file someone else may have written, and an escape
+//! sequence in it could retitle or recolour the terminal, move the cursor
+//! or hide what follows. One function, applied where text is laid out for
+//! a terminal (`terminal`, `tables`) and where the command prints.
+//!
+//! Removed: C0 controls but newline and tab, DEL, C1 controls, whole ESC
+//! sequences (CSI up to its final byte; OSC, DCS, SOS, PM and APC strings up
+//! to their terminator or the end of the line, so that an unterminated one
+//! cannot swallow the lines after it), and the Unicode bidirectional
+//! controls, which reorder what is shown. Everything else is kept as is.
+
+use std::borrow::Cow;
+
+const ESC: char = '\u{1b}';
+const BEL: char = '\u{7}';
+/// C1 forms of CSI, OSC, DCS, SOS, PM, APC and ST.
+const C1_CSI: char = '\u{9b}';
+const C1_STRINGS: [char; 5] = ['\u{9d}', '\u{90}', '\u{98}', '\u{9e}', '\u{9f}'];
+const C1_ST: char = '\u{9c}';
+
+fn removed(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with control characters and escape sequences removed (newlines
+/// and tabs kept); borrowed unchanged when there are none.
+pub fn terminal_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(removed) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !removed(c) {
+            out.push(c);
+            continue;
+        }
+        let kind = match c {
+            ESC => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    Some(Sequence::Csi)
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    chars.next();
+                    Some(Sequence::String)
+                }
+                // A two-character sequence (ESC c resets the terminal):
+                // its second character goes too.
+                Some(&n) if ('\u{20}'..='\u{7e}').contains(&n) => {
+                    chars.next();
+                    None
+                }
+                _ => None,
+            },
+            C1_CSI => Some(Sequence::Csi),
+            c if C1_STRINGS.contains(&c) => Some(Sequence::String),
+            _ => None,
+        };
+        match kind {
+            Some(Sequence::Csi) => {
+                // Parameter and intermediate bytes, then one final byte.
+                while let Some(&n) = chars.peek() {
+                    if ('\u{20}'..='\u{3f}').contains(&n) {
+                        chars.next();
+                    } else {
+                        if ('\u{40}'..='\u{7e}').contains(&n) {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(Sequence::String) => {
+                while let Some(&n) = chars.peek() {
+                    if n == '\n' {
+                        break;
+                    }
+                    chars.next();
+                    if n == BEL || n == C1_ST {
+                        break;
+                    }
+                    if n == ESC {
+                        if chars.peek() == Some(&'\\') {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A table cell of `text`, sanitized before the table measures it, so that
+/// columns line up with what the terminal shows.
+pub(crate) fn cell(text: impl std::fmt::Display) -> comfy_table::Cell {
+    comfy_table::Cell::new(terminal_text(&text.to_string()))
+}
+
+enum Sequence {
+    Csi,
+    String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_and_controls_are_removed_whole() {
+        let cases = [
+            ("plain label, ünïcode ok", "plain label, ünïcode ok"),
+            ("a\x1b]0;pwned\x07b", "ab"),
+            ("a\x1b]2;title\x1b\\b", "ab"),
+            ("\x1b[31mred\x1b[0m", "red"),
+            ("\x1b[38;5;196mx\x1b[2J\x1b[H", "x"),
+            ("bell\x07 del\x7f cr\r bs\x08", "bell del cr bs"),
+            ("c1\u{9b}31mcsi \u{9d}0;t\u{9c}osc", "c1csi osc"),
+            ("reset\x1bc!", "reset!"),
+            ("rtl\u{202e}evil", "rtlevil"),
+            ("keeps\ttabs\nand newlines", "keeps\ttabs\nand newlines"),
+            ("dangling\x1b", "dangling"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(terminal_text(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn an_unterminated_string_ends_at_the_line() {
+        assert_eq!(
+            terminal_text("label \x1b]0;never ends\nnext line"),
+            "label \nnext line"
+        );
+    }
+
+    #[test]
+    fn clean_text_is_borrowed() {
+        assert!(matches!(terminal_text("run 1 — ok"), Cow::Borrowed(_)));
+    }
+}
