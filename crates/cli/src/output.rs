@@ -1,7 +1,8 @@
 //! Everything the command writes, through one door each:
-//! - text for the user (`print`, `eprint`): stripped of control characters
-//!   and escape sequences (`touchstone_report::sanitize`), since stored and
-//!   imported runs carry strings someone else wrote;
+//! - text for the user (`print`, `eprint_line`): stripped of control
+//!   characters and escape sequences (`touchstone_report::sanitize`), since
+//!   stored and imported runs carry strings someone else wrote; JSON
+//!   (`print_json`) keeps them as JSON escapes;
 //! - files (`write_file`): never onto the store or its -wal/-shm/-journal
 //!   (compared by device and inode, and by name for those not there yet),
 //!   always atomically: a temporary file in the target's directory, created
@@ -16,13 +17,19 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use touchstone_harness::scratch::random_suffix;
-use touchstone_report::sanitize::terminal_text;
+use touchstone_report::sanitize::{json_text, terminal_text};
 
 use crate::error::CliError;
 
 /// Print to standard output, sanitized.
 pub fn print(text: &str) {
     print!("{}", terminal_text(text));
+}
+
+/// Print JSON to standard output, its control characters as JSON escapes
+/// (the same document, safe on a terminal).
+pub fn print_json(json: &str) {
+    print!("{}", json_text(json));
 }
 
 /// Print a line to standard error, sanitized.

@@ -97,6 +97,25 @@ pub fn terminal_text(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text made safe for a terminal without losing anything: the
+/// characters `terminal_text` removes are written as `\uXXXX` escapes
+/// (serde_json escapes C0 controls, not DEL, C1 or bidirectional controls).
+/// They can only stand inside JSON strings, so the result is the same JSON.
+pub fn json_text(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(removed) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if removed(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A table cell of `text`, sanitized before the table measures it, so that
 /// columns line up with what the terminal shows.
 pub(crate) fn cell(text: impl std::fmt::Display) -> comfy_table::Cell {
@@ -138,6 +157,16 @@ mod tests {
             terminal_text("label \x1b]0;never ends\nnext line"),
             "label \nnext line"
         );
+    }
+
+    #[test]
+    fn json_keeps_every_character_as_an_escape() {
+        let value = serde_json::json!({"label": "a\u{1b}[31mb\u{9b}2J\u{7f}\u{202e}c"});
+        let text = serde_json::to_string(&value).unwrap();
+        let safe = json_text(&text);
+        assert!(!safe.chars().any(removed), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub fn predict(store: &Store, a: PredictArgs) -> Result<(), CliError> {
         )));
     }
     if a.json {
-        crate::output::print(&format!("{}\n", to_json(&an)));
+        crate::output::print_json(&format!("{}\n", to_json(&an)));
     } else {
         crate::output::print(&to_text(&an));
     }

@@ -49,9 +49,18 @@ fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError> {
 }
 
 /// To the file asked for (never the store), or to standard output.
-fn emit(store: &Store, to: Option<&Path>, text: &str) -> Result<(), CliError> {
+fn emit(
+    store: &Store,
+    to: Option<&Path>,
+    format: ReportFormat,
+    text: &str,
+) -> Result<(), CliError> {
     match to {
         Some(p) => output::write_file(p, text.as_bytes(), store.path()),
+        None if format == ReportFormat::Json => {
+            output::print_json(text);
+            Ok(())
+        }
         None => {
             output::print(text);
             Ok(())
@@ -88,6 +97,7 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     emit(
         store,
         a.output.as_deref(),
+        a.format,
         &touchstone_report::summary(&m, &order, format(a.format)),
     )
 }
@@ -108,6 +118,7 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
     emit(
         store,
         a.output.as_deref(),
+        a.format,
         &touchstone_report::comparison(&m, &c, &idx, format(a.format)),
     )
 }

@@ -12,7 +12,7 @@ use crate::output::{self, print};
 pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
     let rows = store.list_runs()?;
     if as_json {
-        print(&format!(
+        output::print_json(&format!(
             "{}\n",
             serde_json::to_string_pretty(&rows).expect("serialisable")
         ));
@@ -27,7 +27,7 @@ pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
 pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
     if as_json {
-        print(&format!("{}\n", json::to_string(vec![run])));
+        output::print_json(&format!("{}\n", json::to_string(vec![run])));
     } else {
         print(&format!(
             "{}\n{}{}",
@@ -55,7 +55,7 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
     let text = json::to_string(runs);
     match output {
         None => {
-            print(&format!("{text}\n"));
+            output::print_json(&format!("{text}\n"));
             Ok(())
         }
         Some(path) => output::write_file(path, text.as_bytes(), store.path()),
