@@ -5,6 +5,7 @@ mod cli;
 mod comm_family;
 mod common;
 mod harness;
+mod import_fuzz;
 mod imports;
 mod mem;
 mod proc;
