@@ -286,7 +286,7 @@ fn assert_valid(run: &touchstone_results::Run) {
         let s = Summary::of(&m.samples).expect("finite samples");
         assert!(m.samples.iter().all(|x| *x >= 0.0), "{}", m.name);
         assert!((1..=65_536).contains(&m.parallel));
-        assert!(!m.name.is_empty() && m.name.len() <= 256);
+        assert!(!m.name.is_empty() && m.name.len() <= 512);
         if m.intervals.is_empty() {
             assert!(m.summary.median >= s.min && m.summary.median <= s.max);
         } else {

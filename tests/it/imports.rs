@@ -258,3 +258,24 @@ fn escape_sequences_in_imported_strings_never_reach_the_terminal() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["runs"][0]["label"], label.as_str());
 }
+
+/// A run could not carry a label that import refuses: every stored run
+/// can travel to another machine.
+#[test]
+fn a_label_longer_than_import_takes_is_refused_before_anything_runs() {
+    let s = Sandbox::new();
+    let long = "x".repeat(2000);
+    for args in [
+        vec!["run", "null_loop", "--quick", "--label", &long],
+        vec!["app", "--label", &long, "--", "/bin/true"],
+    ] {
+        let o = s.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            text(&o).contains("--label of 2000 bytes: at most 1024"),
+            "{}",
+            text(&o)
+        );
+    }
+    assert!(!s.db().exists());
+}

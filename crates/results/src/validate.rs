@@ -36,8 +36,9 @@ pub const MAX_LABEL_BYTES: usize = 1024;
 /// A host name (a fully qualified DNS name is at most 253).
 pub const MAX_HOSTNAME_BYTES: usize = 255;
 /// Names: measurement, family, group, workload, operation, parameter keys
-/// and values, warning codes, host facts (OS, kernel, CPU model, …).
-pub const MAX_NAME_BYTES: usize = 256;
+/// and values, warning codes, host facts (OS, kernel, CPU model, …). Room
+/// for `app/` and a file name of 255 bytes (`touchstone app`).
+pub const MAX_NAME_BYTES: usize = 512;
 /// Free text: a run's reason, warning messages and remedies, selections,
 /// extra host facts.
 pub const MAX_TEXT_BYTES: usize = 16 * 1024;
@@ -897,8 +898,8 @@ mod tests {
         );
         let e = refused(|v| v["runs"][0]["host"]["hostname"] = json!("h".repeat(256)));
         assert!(e.contains("host.hostname: 256 bytes"), "{e}");
-        let e = refused(|v| m0(v)["name"] = json!("n".repeat(257)));
-        assert!(e.contains("measurements[0].name: 257 bytes"), "{e}");
+        let e = refused(|v| m0(v)["name"] = json!("n".repeat(513)));
+        assert!(e.contains("measurements[0].name: 513 bytes"), "{e}");
         let e = refused(|v| m0(v)["name"] = json!(""));
         assert!(e.contains("measurements[0].name: an empty name"), "{e}");
         let e = refused(|v| v["runs"][0]["reason"] = json!("r".repeat(MAX_TEXT_BYTES + 1)));

@@ -33,6 +33,19 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// A label a run may carry: one that import would take back
+/// (`validate::MAX_LABEL_BYTES`), so that every run stored can travel.
+pub fn check_label(label: Option<&str>) -> Result<(), CliError> {
+    use touchstone_results::validate::MAX_LABEL_BYTES;
+    match label {
+        Some(l) if l.len() > MAX_LABEL_BYTES => Err(CliError::Usage(format!(
+            "--label of {} bytes: at most {MAX_LABEL_BYTES}",
+            l.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub fn db_path(db: Option<PathBuf>) -> PathBuf {
     db.unwrap_or_else(Store::default_path)
 }
