@@ -5,6 +5,8 @@ mod cli;
 mod comm_family;
 mod common;
 mod harness;
+mod import_fuzz;
+mod imports;
 mod mem;
 mod proc;
 mod session;

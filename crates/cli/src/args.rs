@@ -99,7 +99,8 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Import runs from JSON documents written by `export` (all or nothing per call).
+    /// Import runs from JSON documents written by `export` (all or nothing per call;
+    /// every run checked first, see docs/results-format.md). `-` reads standard input.
     Import {
         #[arg(required = true)]
         files: Vec<PathBuf>,

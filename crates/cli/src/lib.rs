@@ -7,6 +7,7 @@ mod args;
 mod cmd;
 mod curve_lines;
 mod error;
+mod output;
 mod progress;
 mod session;
 
@@ -26,7 +27,7 @@ pub fn main() -> i32 {
     match cmd::dispatch(args) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("touchstone: {e}");
+            output::eprint_line(&format!("touchstone: {e}"));
             e.exit_code()
         }
     }

@@ -540,13 +540,13 @@ impl Session {
         if as_json {
             println!("{}", json::to_string(vec![run.clone()]));
         } else {
-            print!(
+            crate::output::print(&format!(
                 "{}\n{}{}{}",
                 terminal::run_header(run),
                 terminal::measurements(&run.measurements),
                 terminal::curves(&run.curves),
                 notes(run)
-            );
+            ));
             let waiting = self.unstored.len() + self.unstored_curves.len();
             match (&self.store, &closed) {
                 (Some(s), Ok(())) if waiting == 0 => {

@@ -13,6 +13,7 @@ pub mod json;
 pub mod layout;
 pub mod markdown;
 pub mod run_export;
+pub mod sanitize;
 pub mod sheet;
 pub mod tables;
 pub mod terminal;

@@ -1,9 +1,9 @@
 //! Sheets on a terminal: one comfy-table per sheet, wide sheets split into
 //! several tables that each repeat the row-identifying columns.
 
-use comfy_table::{
-    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
-};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Color, ContentArrangement, Table};
+
+use crate::sanitize::cell;
 
 use crate::colour::{self, Stream};
 use crate::sheet::Sheet;
@@ -38,10 +38,10 @@ pub fn render(sheets: &[Sheet]) -> String {
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(cols.iter().map(|&c| Cell::new(&s.header[c])));
+                .set_header(cols.iter().map(|&c| cell(&s.header[c])));
             for row in &s.rows {
                 t.add_row(cols.iter().map(|&c| {
-                    let mut cell = Cell::new(&row[c]);
+                    let mut cell = cell(&row[c]);
                     if let (true, Some(colour)) = (coloured, verdict_colour(&row[c])) {
                         cell = cell.fg(colour);
                     }
@@ -72,14 +72,14 @@ pub fn render_fitted(sheets: &[Sheet]) -> String {
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(s.header.iter().map(Cell::new));
+            .set_header(s.header.iter().map(cell));
         for row in &s.rows {
             t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
-                let cell = Cell::new(c);
+                let c = cell(c);
                 if num {
-                    cell.set_alignment(CellAlignment::Right)
+                    c.set_alignment(CellAlignment::Right)
                 } else {
-                    cell
+                    c
                 }
             }));
         }

@@ -16,12 +16,13 @@ use touchstone_results::warnings::{group, moves_headline};
 use touchstone_results::{Measurement, Run, RunRow, Statistic};
 
 use crate::colour::{self, Stream};
+use crate::sanitize::cell;
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.iter().map(|h| Cell::new(h)));
+        .set_header(header.iter().map(|h| cell(h)));
     t
 }
 
@@ -88,13 +89,13 @@ pub fn measurements(ms: &[Measurement]) -> String {
                 .map(|w| w.code.as_str())
                 .collect();
             t.add_row(vec![
-                Cell::new(&m.name),
-                Cell::new(m.parallel).set_alignment(CellAlignment::Right),
-                Cell::new(fig).set_alignment(CellAlignment::Right),
-                Cell::new(ci).set_alignment(CellAlignment::Right),
-                Cell::new(rel).set_alignment(CellAlignment::Right),
-                Cell::new(m.summary.n).set_alignment(CellAlignment::Right),
-                Cell::new(notes.join(", ")),
+                cell(&m.name),
+                cell(m.parallel).set_alignment(CellAlignment::Right),
+                cell(fig).set_alignment(CellAlignment::Right),
+                cell(ci).set_alignment(CellAlignment::Right),
+                cell(rel).set_alignment(CellAlignment::Right),
+                cell(m.summary.n).set_alignment(CellAlignment::Right),
+                cell(notes.join(", ")),
             ]);
         }
         out.push_str(&format!("{}\n{t}\n", title(g)));
@@ -173,7 +174,7 @@ fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
             }
             for row in &s.rows {
                 t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
-                    let cell = Cell::new(c);
+                    let cell = cell(c);
                     if num {
                         cell.set_alignment(CellAlignment::Right)
                     } else {
@@ -288,12 +289,12 @@ pub fn runs(rows: &[RunRow]) -> String {
     ]);
     for r in rows {
         t.add_row(vec![
-            Cell::new(&r.id),
-            Cell::new(r.label.as_deref().unwrap_or("")),
-            Cell::new(&r.hostname),
-            Cell::new(r.started_at.format("%Y-%m-%d %H:%M:%S")),
-            Cell::new(&r.status),
-            Cell::new(r.measurements).set_alignment(CellAlignment::Right),
+            cell(&r.id),
+            cell(r.label.as_deref().unwrap_or("")),
+            cell(&r.hostname),
+            cell(r.started_at.format("%Y-%m-%d %H:%M:%S")),
+            cell(&r.status),
+            cell(r.measurements).set_alignment(CellAlignment::Right),
         ]);
     }
     format!("{t}\n")
@@ -340,7 +341,7 @@ pub fn fitted_table(header: &[&str], rows: &[Vec<String>], width: u16) -> String
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut t = table(header);
     for r in rows {
-        t.add_row(r.iter().map(Cell::new).collect::<Vec<_>>());
+        t.add_row(r.iter().map(cell).collect::<Vec<_>>());
     }
     format!("{t}\n")
 }

@@ -17,6 +17,7 @@ pub mod stats;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod units;
+pub mod validate;
 pub mod warnings;
 
 pub use model::{

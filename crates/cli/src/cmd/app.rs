@@ -102,6 +102,7 @@ fn timeout(text: Option<&str>) -> Result<Option<Duration>, CliError> {
 
 pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
     // Stage one: everything checked before anything runs.
+    super::check_label(a.label.as_deref())?;
     let repetitions = a.repetitions.unwrap_or(DEFAULT_REPETITIONS);
     if repetitions == 0 || repetitions > MAX_REPETITIONS {
         return Err(CliError::Usage(format!(

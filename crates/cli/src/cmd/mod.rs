@@ -3,6 +3,7 @@
 mod app;
 mod dry_run;
 mod generate;
+mod import;
 mod list;
 mod predict;
 mod report;
@@ -61,13 +62,26 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export { runs, output } => {
             stored::export(&open(db, Open::ReadOnly)?, &runs, output.as_deref())
         }
-        Command::Import { files } => stored::import(&mut open(db, Open::CreateIfMissing)?, &files),
+        Command::Import { files } => import::import(db, &files),
         Command::App(a) => app::app(db, a),
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
+    }
+}
+
+/// A label a run may carry: one that import would take back
+/// (`validate::MAX_LABEL_BYTES`), so that every run stored can travel.
+pub fn check_label(label: Option<&str>) -> Result<(), CliError> {
+    use touchstone_results::validate::MAX_LABEL_BYTES;
+    match label {
+        Some(l) if l.len() > MAX_LABEL_BYTES => Err(CliError::Usage(format!(
+            "--label of {} bytes: at most {MAX_LABEL_BYTES}",
+            l.len()
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -48,9 +48,9 @@ pub fn predict(store: &Store, a: PredictArgs) -> Result<(), CliError> {
         )));
     }
     if a.json {
-        println!("{}", to_json(&an));
+        crate::output::print_json(&format!("{}\n", to_json(&an)));
     } else {
-        print!("{}", to_text(&an));
+        crate::output::print(&to_text(&an));
     }
     Ok(())
 }

@@ -10,9 +10,10 @@ use touchstone_report::{html, Format, Layout};
 use touchstone_results::store::Store;
 use touchstone_results::Run;
 
-use super::stored::{load_readable, write_atomically};
+use super::stored::load_readable;
 use crate::args::{CompareArgs, ReportArgs, ReportFormat};
 use crate::error::CliError;
+use crate::output;
 
 fn format(f: ReportFormat) -> Format {
     match f {
@@ -51,18 +52,21 @@ fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError> {
     Ok(runs)
 }
 
-fn write(path: &Path, text: &str) -> Result<(), CliError> {
-    write_atomically(path, text.as_bytes()).map_err(|e| CliError::File {
-        path: path.display().to_string(),
-        message: format!("cannot write: {e}"),
-    })
-}
-
-fn emit(output: Option<&Path>, text: &str) -> Result<(), CliError> {
-    match output {
-        Some(p) => write(p, text),
+/// To the file asked for (never the store), or to standard output.
+fn emit(
+    store: &Store,
+    to: Option<&Path>,
+    format: ReportFormat,
+    text: &str,
+) -> Result<(), CliError> {
+    match to {
+        Some(p) => output::write_file(p, text.as_bytes(), store.path()),
+        None if format == ReportFormat::Json => {
+            output::print_json(text);
+            Ok(())
+        }
         None => {
-            print!("{text}");
+            output::print(text);
             Ok(())
         }
     }
@@ -85,6 +89,10 @@ fn matrix(runs: &[Run]) -> Result<Matrix<'_>, CliError> {
 }
 
 pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
+    // Both outputs are checked before either is written.
+    for p in a.html.iter().chain(&a.output) {
+        output::refuse_store(p, store.path())?;
+    }
     let runs = load(store, &a.runs)?;
     let m = matrix(&runs)?;
     let order = match &a.sort {
@@ -98,11 +106,14 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     };
     if let Some(path) = &a.html {
         let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
-        write(path, &html::render(&m, &order, &generated))?;
-        eprintln!("HTML report written to {}", path.display());
+        let page = html::render(&m, &order, &generated);
+        output::write_file(path, page.as_bytes(), store.path())?;
+        output::eprint_line(&format!("HTML report written to {}", path.display()));
     }
     emit(
+        store,
         a.output.as_deref(),
+        a.format,
         &touchstone_report::summary_with(
             &m,
             &order,
@@ -113,6 +124,9 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
 }
 
 pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
+    if let Some(p) = &a.output {
+        output::refuse_store(p, store.path())?;
+    }
     let base = store.resolve(&a.base)?;
     let mut runs = vec![store.load_run(&base)?];
     let others = a
@@ -135,7 +149,9 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
         touchstone_report::colour::disable();
     }
     emit(
+        store,
         a.output.as_deref(),
+        a.format,
         &touchstone_report::comparison_with(
             &m,
             &c,

@@ -46,6 +46,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     } else {
         Plan::default()
     };
+    super::check_label(a.label.as_deref())?;
     if let Some(&bad) = a.parallel.iter().find(|&&p| p == 0 || p > MAX_PARALLEL) {
         return Err(CliError::Usage(format!(
             "--parallel {bad}: must be 1..={MAX_PARALLEL}"

@@ -1,8 +1,8 @@
-//! Reading stored runs: `runs`, `show`, `export`; bringing runs in:
-//! `import`; changing them: `runs delete`, `runs relabel`.
+//! Reading stored runs: `runs`, `show`, `export`; changing them: `runs
+//! delete`, `runs relabel` (bringing runs in is `import`).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use touchstone_report::{run_export, terminal};
 use touchstone_results::store::{Store, StoreError};
@@ -11,25 +11,26 @@ use touchstone_results::{json, Run};
 use crate::args::ReportFormat;
 use crate::cmd::runs_filter::RunFilter;
 use crate::error::CliError;
+use crate::output::{self, print};
 
 pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliError> {
     let all = store.list_runs()?;
     let stored = all.len();
     let rows: Vec<_> = all.into_iter().filter(|r| filter.matches(r)).collect();
     if as_json {
-        println!(
-            "{}",
+        output::print_json(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&rows).expect("serialisable")
-        );
+        ));
     } else if stored == 0 {
-        println!("no runs stored in {}", store.path().display());
+        print(&format!("no runs stored in {}\n", store.path().display()));
     } else if rows.is_empty() {
-        println!(
-            "none of the {stored} runs stored in {} matches",
+        print(&format!(
+            "none of the {stored} runs stored in {} matches\n",
             store.path().display()
-        );
+        ));
     } else {
-        print!("{}", terminal::runs(&rows));
+        print(&terminal::runs(&rows));
     }
     Ok(())
 }
@@ -42,19 +43,19 @@ pub fn show(
 ) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
     if warnings {
-        print!("{}", terminal::all_warnings(&run));
+        print(&terminal::all_warnings(&run));
         return Ok(());
     }
     match format {
-        ReportFormat::Json => println!("{}", json::to_string(vec![run])),
-        ReportFormat::Csv => print!("{}", run_export::csv(&run)),
-        ReportFormat::Markdown => print!("{}", run_export::markdown(&run)),
-        ReportFormat::Table => print!(
+        ReportFormat::Json => output::print_json(&format!("{}\n", json::to_string(vec![run]))),
+        ReportFormat::Csv => print(&run_export::csv(&run)),
+        ReportFormat::Markdown => print(&run_export::markdown(&run)),
+        ReportFormat::Table => print(&format!(
             "{}\n{}{}",
             terminal::run_header(&run),
             terminal::measurements(&run.measurements),
             terminal::curves(&run.curves)
-        ),
+        )),
     }
     Ok(())
 }
@@ -72,72 +73,11 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
     let text = json::to_string(runs);
     match output {
         None => {
-            println!("{text}");
+            output::print_json(&format!("{text}\n"));
             Ok(())
         }
-        Some(path) => write_atomically(path, text.as_bytes()).map_err(|e| CliError::File {
-            path: path.display().to_string(),
-            message: format!("cannot write: {e}"),
-        }),
+        Some(path) => output::write_file(path, text.as_bytes(), store.path()),
     }
-}
-
-/// Write via a temporary file in the same directory and rename it into
-/// place, so a reader never sees half a document and a failure leaves any
-/// existing file untouched.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-pub fn import(store: &mut Store, files: &[PathBuf]) -> Result<(), CliError> {
-    // Read and check every file before writing anything.
-    let mut runs = Vec::new();
-    for f in files {
-        let path = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| CliError::File {
-            path: path.clone(),
-            message: format!("cannot read: {e}"),
-        })?;
-        let doc = json::parse(&text).map_err(|source| CliError::Json { path, source })?;
-        runs.extend(doc.runs);
-    }
-    let skipped = store.import_runs(&runs)?;
-    println!(
-        "imported {} run(s) into {}{}",
-        runs.len() - skipped.len(),
-        store.path().display(),
-        if skipped.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} already present: {}",
-                skipped.len(),
-                skipped.join(", ")
-            )
-        }
-    );
-    Ok(())
 }
 
 /// The runs `ids`, skipping with a warning that names it (and how to
@@ -213,14 +153,14 @@ pub fn delete(store: &mut Store, specs: &[String], yes: bool) -> Result<(), CliE
     Ok(())
 }
 
-/// Longest label `relabel` accepts, in characters: a label names a run in
-/// tables and headings.
-const MAX_LABEL_CHARS: usize = 200;
-
+/// A new label is held to what `run --label` and import accept
+/// (`validate::MAX_LABEL_BYTES`), so a relabelled run can still travel.
 pub fn relabel(store: &mut Store, spec: &str, label: &str, yes: bool) -> Result<(), CliError> {
-    if label.chars().count() > MAX_LABEL_CHARS {
+    use touchstone_results::validate::MAX_LABEL_BYTES;
+    if label.len() > MAX_LABEL_BYTES {
         return Err(CliError::Usage(format!(
-            "the label is longer than {MAX_LABEL_CHARS} characters"
+            "the label is {} bytes long: at most {MAX_LABEL_BYTES}",
+            label.len()
         )));
     }
     if label.chars().any(char::is_control) {

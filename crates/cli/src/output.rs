@@ -1,0 +1,260 @@
+//! Everything the command writes, through one door each:
+//! - text for the user (`print`, `eprint_line`): stripped of control
+//!   characters and escape sequences (`touchstone_report::sanitize`), since
+//!   stored and imported runs carry strings someone else wrote; JSON
+//!   (`print_json`) keeps them as JSON escapes;
+//! - files (`write_file`): never onto the store or its -wal/-shm/-journal
+//!   (compared by device and inode, and by name for those not there yet),
+//!   always atomically: a temporary file in the target's directory, created
+//!   exclusively (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) under a name with 64
+//!   random bits, so a link planted beside the target cannot redirect the
+//!   write; the target's mode kept when it exists; then renamed over it.
+
+use std::ffi::OsString;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use touchstone_harness::scratch::random_suffix;
+use touchstone_report::sanitize::{json_text, terminal_text};
+
+use crate::error::CliError;
+
+/// Print to standard output, sanitized.
+pub fn print(text: &str) {
+    print!("{}", terminal_text(text));
+}
+
+/// Print JSON to standard output, its control characters as JSON escapes
+/// (the same document, safe on a terminal).
+pub fn print_json(json: &str) {
+    print!("{}", json_text(json));
+}
+
+/// Print a line to standard error, sanitized.
+pub fn eprint_line(text: &str) {
+    eprintln!("{}", terminal_text(text));
+}
+
+/// The files SQLite keeps a store in: the database and its companions.
+fn store_files(store: &Path) -> Vec<PathBuf> {
+    let mut files = vec![store.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = OsString::from(store.as_os_str());
+        name.push(suffix);
+        files.push(PathBuf::from(name));
+    }
+    files
+}
+
+/// `path` with its directory resolved (the file itself need not exist).
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+}
+
+/// Refuse an output path that is the store or one of its files: the same
+/// file (device and inode, whatever the path: a symlink or a hard link to
+/// it), or the same name where a -wal or -shm is not there yet.
+pub fn refuse_store(target: &Path, store: &Path) -> Result<(), CliError> {
+    let target_id = std::fs::metadata(target).ok().map(|m| (m.dev(), m.ino()));
+    let target_name = resolved(target);
+    for f in store_files(store) {
+        let same_file = match (target_id, std::fs::metadata(&f)) {
+            (Some(t), Ok(m)) => t == (m.dev(), m.ino()),
+            _ => false,
+        };
+        let same_name = target_name.is_some() && target_name == resolved(&f);
+        if same_file || same_name {
+            return Err(CliError::File {
+                path: target.display().to_string(),
+                message: format!(
+                    "refusing to write over the results store ({}); choose another output file",
+                    f.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` (see the header), after `refuse_store`.
+pub fn write_file(path: &Path, bytes: &[u8], store: &Path) -> Result<(), CliError> {
+    refuse_store(path, store)?;
+    write_atomically(path, bytes).map_err(|e| CliError::File {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    })
+}
+
+/// Names drawn for the temporary file before giving up.
+const ATTEMPTS: usize = 16;
+
+/// Write via a temporary file in the same directory and rename it into
+/// place, so a reader never sees half a document and a failure leaves any
+/// existing file untouched.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, bytes, random_suffix)
+}
+
+fn write_atomically_with(
+    path: &Path,
+    bytes: &[u8],
+    mut suffix: impl FnMut() -> std::io::Result<String>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?
+        .to_string_lossy();
+    // The mode of the file replaced is kept: a private report stays private.
+    let kept_mode = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => return Err(std::io::Error::other("is a directory")),
+        Ok(m) if m.is_file() => Some(m.permissions().mode() & 0o7777),
+        _ => None,
+    };
+    // Short enough that the temporary name fits NAME_MAX whatever the target's.
+    let stem: String = name
+        .chars()
+        .scan(0, |len, c| {
+            *len += c.len_utf8();
+            (*len <= 200).then_some(c)
+        })
+        .collect();
+    let mut created = None;
+    for _ in 0..ATTEMPTS {
+        let tmp = dir.join(format!(".{stem}.{}.tmp", suffix()?));
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(kept_mode.unwrap_or(0o666))
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp);
+        match opened {
+            Ok(f) => {
+                created = Some((tmp, f));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let (tmp, mut file) = created.ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "{ATTEMPTS} random temporary names in {} were all taken",
+                dir.display()
+            ),
+        )
+    })?;
+    let result = (|| {
+        if let Some(mode) = kept_mode {
+            // Exactly the old mode, whatever the umask made of it.
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, path)?;
+        // The rename itself is durable once the directory is synced.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let target = dir.path().join("report.txt");
+        let planted = dir.path().join(".report.txt.aaaa.tmp");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let mut draws = vec!["bbbb".to_string(), "aaaa".to_string()];
+        write_atomically_with(&target, b"report", || Ok(draws.pop().unwrap())).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "report");
+        assert!(std::fs::symlink_metadata(&planted).unwrap().is_symlink());
+        assert!(!dir.path().join(".report.txt.bbbb.tmp").exists());
+
+        // Every name taken: an error, and still nothing written through the link.
+        let e = write_atomically_with(&target, b"again", || Ok("aaaa".into())).unwrap_err();
+        assert!(e.to_string().contains("were all taken"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "report");
+    }
+
+    #[test]
+    fn temporary_names_are_unpredictable_and_the_targets_mode_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("private.json");
+        std::fs::write(&target, "old").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomically(&target, b"new").unwrap();
+        let meta = std::fs::metadata(&target).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&target, b"newer").unwrap();
+        assert_eq!(
+            std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        // Nothing left beside it.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+        // The suffix is 16 hex digits from getrandom, different each time.
+        let (a, b) = (random_suffix().unwrap(), random_suffix().unwrap());
+        assert_eq!(a.len(), 16);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_store_and_its_companions_are_refused_by_inode_and_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("results.sqlite");
+        std::fs::write(&store, "db").unwrap();
+        std::fs::write(dir.path().join("results.sqlite-wal"), "wal").unwrap();
+        let link = dir.path().join("innocent.txt");
+        std::os::unix::fs::symlink(&store, &link).unwrap();
+        let hard = dir.path().join("hard.txt");
+        std::fs::hard_link(&store, &hard).unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let dotted = sub.join("../results.sqlite");
+        for refused in [
+            store.clone(),
+            link,
+            hard,
+            dotted,
+            dir.path().join("results.sqlite-wal"),
+            dir.path().join("results.sqlite-shm"),
+        ] {
+            let e = refuse_store(&refused, &store).unwrap_err().to_string();
+            assert!(
+                e.contains("refusing to write over the results store"),
+                "{e}"
+            );
+        }
+        refuse_store(&dir.path().join("report.html"), &store).unwrap();
+        refuse_store(&dir.path().join("results.sqlite.bak"), &store).unwrap();
+    }
+}

@@ -1,0 +1,989 @@
+//! What an imported run must satisfy before it is stored: the checks of
+//! docs/results-format.md ("Limits and checks on import"). A document from
+//! another machine is untrusted input; a run that passes holds figures the
+//! reports can compute with (finite, non-negative samples; summaries that
+//! are those of its samples; intervals that end after they start; counts
+//! within bounds) and strings of reasonable length.
+//!
+//! Summaries are recomputed from the samples and the stored ones replaced;
+//! a stored summary that disagrees beyond rounding (`SUMMARY_TOLERANCE`)
+//! refuses the run. The same for load curves: latency figures are
+//! recomputed from their histogram, which is decoded within bounds first
+//! (an HdrHistogram header can ask for gigabytes).
+//!
+//! Errors name where the problem is as a path of field names and indices
+//! (`runs[2].measurements[5].samples[3]`); they never echo the document's
+//! strings, which may be huge or hold terminal escape sequences.
+
+use std::io::Read;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+use crate::curve::{
+    CpuSplit, Curve, EncodedHistogram, Latency, Point, ServiceDemand, HISTOGRAM_HIGHEST_NS,
+    HISTOGRAM_LOWEST_NS, HISTOGRAM_SIGFIG,
+};
+use crate::model::{Baseline, Interval, Measurement, Run, Warning};
+use crate::stats::Summary;
+
+/// A run id: 1 to 128 bytes of ASCII letters, digits, '-', '_' and '.'
+/// (not "." or ".."): no path separators, spaces or control characters.
+pub const MAX_ID_BYTES: usize = 128;
+/// A run's label.
+pub const MAX_LABEL_BYTES: usize = 1024;
+/// A host name (a fully qualified DNS name is at most 253).
+pub const MAX_HOSTNAME_BYTES: usize = 255;
+/// Names: measurement, family, group, workload, operation, parameter keys
+/// and values, warning codes, host facts (OS, kernel, CPU model, …). Room
+/// for `app/` and a file name of 255 bytes (`touchstone app`).
+pub const MAX_NAME_BYTES: usize = 512;
+/// Free text: a run's reason, warning messages and remedies, selections,
+/// extra host facts.
+pub const MAX_TEXT_BYTES: usize = 16 * 1024;
+/// A latency histogram's base64 text (ours are a few kB).
+pub const MAX_HISTOGRAM_BYTES: usize = 1 << 20;
+/// A decoded histogram's uncompressed encoding.
+const MAX_HISTOGRAM_DECODED_BYTES: u64 = 4 << 20;
+/// Processes of a measurement, clients of a load point, CPUs.
+pub const MAX_PARALLEL: u32 = 65_536;
+/// Repetitions asked for.
+pub const MAX_REPETITIONS: u32 = 100_000;
+/// Entries of any one list (samples, intervals, points, trials, …).
+pub const MAX_ITEMS: usize = 1_000_000;
+/// Entries of a map or short list (parameters, extras, warnings, CPU flags).
+pub const MAX_ENTRIES: usize = 4096;
+/// How far a stored summary figure may lie from the one recomputed from the
+/// samples, as a fraction of the largest sample's magnitude: rounding by a
+/// writer that prints fewer digits, not a different figure.
+pub const SUMMARY_TOLERANCE: f64 = 1e-6;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct Invalid {
+    /// Where, e.g. `runs[0].measurements[3].samples[2]`.
+    pub path: String,
+    pub message: String,
+}
+
+type Checked = Result<(), Invalid>;
+
+fn bad(path: impl Into<String>, message: impl Into<String>) -> Invalid {
+    Invalid {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Check run `index` of a document and replace its summaries by those
+/// recomputed from its samples. Nothing is changed when it is refused.
+pub fn run(index: usize, r: &mut Run) -> Checked {
+    let at = format!("runs[{index}]");
+    let mut checked = r.clone();
+    check_run(&at, &mut checked)?;
+    *r = checked;
+    Ok(())
+}
+
+fn check_run(at: &str, r: &mut Run) -> Checked {
+    id(&format!("{at}.id"), &r.id)?;
+    if let Some(l) = &r.label {
+        text(&format!("{at}.label"), l, MAX_LABEL_BYTES)?;
+    }
+    host(&format!("{at}.host"), &r.host)?;
+    let t = &r.tool;
+    for (f, v) in [
+        ("name", &t.name),
+        ("version", &t.version),
+        ("profile", &t.profile),
+    ] {
+        text(&format!("{at}.tool.{f}"), v, MAX_NAME_BYTES)?;
+    }
+    if let Some(v) = &t.rustc {
+        text(&format!("{at}.tool.rustc"), v, MAX_NAME_BYTES)?;
+    }
+    let c = &r.clock;
+    text(&format!("{at}.clock.source"), &c.source, MAX_NAME_BYTES)?;
+    for (f, v) in [
+        ("resolution_ns", c.resolution_ns),
+        ("declared_resolution_ns", c.declared_resolution_ns),
+        ("read_cost_ns", c.read_cost_ns),
+    ] {
+        non_negative(&format!("{at}.clock.{f}"), v)?;
+    }
+    let o = &r.options;
+    count(
+        &format!("{at}.options.selection"),
+        o.selection.len(),
+        MAX_ENTRIES,
+    )?;
+    for (i, s) in o.selection.iter().enumerate() {
+        text(&format!("{at}.options.selection[{i}]"), s, MAX_TEXT_BYTES)?;
+    }
+    within(
+        &format!("{at}.options.repetitions"),
+        o.repetitions as u64,
+        1,
+        MAX_REPETITIONS as u64,
+    )?;
+    count(
+        &format!("{at}.options.parallel"),
+        o.parallel.len(),
+        MAX_ENTRIES,
+    )?;
+    for (i, &p) in o.parallel.iter().enumerate() {
+        within(
+            &format!("{at}.options.parallel[{i}]"),
+            p as u64,
+            1,
+            MAX_PARALLEL as u64,
+        )?;
+    }
+    if let Some(w) = &o.workload {
+        let at = format!("{at}.options.workload");
+        count(&format!("{at}.cpus"), w.cpus.len(), MAX_ENTRIES)?;
+        for (i, &k) in w.cpus.iter().enumerate() {
+            within(&format!("{at}.cpus[{i}]"), k as u64, 1, MAX_PARALLEL as u64)?;
+        }
+        w.converge
+            .validate()
+            .map_err(|m| bad(format!("{at}.converge"), m))?;
+        if w.window_ns == 0 {
+            return Err(bad(format!("{at}.window_ns"), "a window of 0 ns"));
+        }
+    }
+    if let Some(reason) = &r.reason {
+        text(&format!("{at}.reason"), reason, MAX_TEXT_BYTES)?;
+    }
+    warnings(&format!("{at}.warnings"), &r.warnings)?;
+    count(
+        &format!("{at}.measurements"),
+        r.measurements.len(),
+        MAX_ITEMS,
+    )?;
+    for (i, m) in r.measurements.iter_mut().enumerate() {
+        measurement(&format!("{at}.measurements[{i}]"), m)?;
+    }
+    count(&format!("{at}.curves"), r.curves.len(), MAX_ITEMS)?;
+    for (i, c) in r.curves.iter().enumerate() {
+        curve(&format!("{at}.curves[{i}]"), c)?;
+    }
+    Ok(())
+}
+
+/// A run id: it names a run in commands and may one day name a file.
+pub fn id(at: &str, v: &str) -> Checked {
+    if v.is_empty() {
+        return Err(bad(at, "an empty run id"));
+    }
+    if v.len() > MAX_ID_BYTES {
+        return Err(bad(
+            at,
+            format!("a run id of {} bytes (at most {MAX_ID_BYTES})", v.len()),
+        ));
+    }
+    if v == "." || v == ".." {
+        return Err(bad(at, "a run id of '.' or '..'"));
+    }
+    if let Some(c) = v
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        let what = match c {
+            '/' | '\\' => "a path separator".to_string(),
+            c if c.is_control() => format!("the control character U+{:04X}", c as u32),
+            c => format!("the character U+{:04X}", c as u32),
+        };
+        return Err(bad(
+            at,
+            format!("a run id holding {what} (ids are ASCII letters, digits, '-', '_' and '.')"),
+        ));
+    }
+    Ok(())
+}
+
+fn text(at: &str, v: &str, max: usize) -> Checked {
+    if v.len() > max {
+        return Err(bad(
+            at,
+            format!("{} bytes of text (at most {max})", v.len()),
+        ));
+    }
+    Ok(())
+}
+
+fn name(at: &str, v: &str) -> Checked {
+    if v.is_empty() {
+        return Err(bad(at, "an empty name"));
+    }
+    text(at, v, MAX_NAME_BYTES)
+}
+
+fn count(at: &str, n: usize, max: usize) -> Checked {
+    if n > max {
+        return Err(bad(at, format!("{n} entries (at most {max})")));
+    }
+    Ok(())
+}
+
+fn within(at: &str, v: u64, lo: u64, hi: u64) -> Checked {
+    if v < lo || v > hi {
+        return Err(bad(at, format!("{v} is outside {lo}..={hi}")));
+    }
+    Ok(())
+}
+
+fn finite(at: &str, v: f64) -> Checked {
+    if !v.is_finite() {
+        return Err(bad(at, format!("{v} is not a finite number")));
+    }
+    Ok(())
+}
+
+fn non_negative(at: &str, v: f64) -> Checked {
+    finite(at, v)?;
+    if v < 0.0 {
+        return Err(bad(at, format!("{v} is negative")));
+    }
+    Ok(())
+}
+
+fn fraction(at: &str, v: f64) -> Checked {
+    non_negative(at, v)?;
+    if v > 1.0 + SUMMARY_TOLERANCE {
+        return Err(bad(at, format!("{v} is not a fraction (0 to 1)")));
+    }
+    Ok(())
+}
+
+fn params(at: &str, p: &std::collections::BTreeMap<String, String>) -> Checked {
+    count(at, p.len(), MAX_ENTRIES)?;
+    for (k, v) in p {
+        name(&format!("{at} (a key)"), k)?;
+        text(&format!("{at} (a value)"), v, MAX_NAME_BYTES)?;
+    }
+    Ok(())
+}
+
+fn warnings(at: &str, ws: &[Warning]) -> Checked {
+    count(at, ws.len(), MAX_ENTRIES)?;
+    for (i, w) in ws.iter().enumerate() {
+        name(&format!("{at}[{i}].code"), &w.code)?;
+        text(&format!("{at}[{i}].message"), &w.message, MAX_TEXT_BYTES)?;
+        text(&format!("{at}[{i}].remedy"), &w.remedy, MAX_TEXT_BYTES)?;
+    }
+    Ok(())
+}
+
+fn host(at: &str, h: &crate::host::Host) -> Checked {
+    text(&format!("{at}.hostname"), &h.hostname, MAX_HOSTNAME_BYTES)?;
+    let short = [
+        ("os", Some(&h.os)),
+        ("kernel", Some(&h.kernel)),
+        ("arch", Some(&h.arch)),
+        ("distribution", h.distribution.as_ref()),
+        ("virtualization", h.virtualization.as_ref()),
+        ("container", h.container.as_ref()),
+        ("governor", h.governor.as_ref()),
+        ("cpu.model", Some(&h.cpu.model)),
+        ("cpu.vendor", h.cpu.vendor.as_ref()),
+    ];
+    for (f, v) in short {
+        if let Some(v) = v {
+            text(&format!("{at}.{f}"), v, MAX_NAME_BYTES)?;
+        }
+    }
+    count(&format!("{at}.cpu.flags"), h.cpu.flags.len(), MAX_ENTRIES)?;
+    for (i, f) in h.cpu.flags.iter().enumerate() {
+        text(&format!("{at}.cpu.flags[{i}]"), f, MAX_NAME_BYTES)?;
+    }
+    if let Some(m) = h.cpu.mhz {
+        non_negative(&format!("{at}.cpu.mhz"), m)?;
+    }
+    if let Some(q) = h.cpu_quota {
+        non_negative(&format!("{at}.cpu_quota"), q)?;
+    }
+    if let Some(l) = h.loadavg {
+        for (i, v) in l.iter().enumerate() {
+            non_negative(&format!("{at}.loadavg[{i}]"), *v)?;
+        }
+    }
+    count(&format!("{at}.caches"), h.caches.len(), MAX_ENTRIES)?;
+    for (i, c) in h.caches.iter().enumerate() {
+        text(&format!("{at}.caches[{i}].kind"), &c.kind, MAX_NAME_BYTES)?;
+    }
+    count(&format!("{at}.extra"), h.extra.len(), MAX_ENTRIES)?;
+    for (k, v) in &h.extra {
+        text(&format!("{at}.extra (a key)"), k, MAX_NAME_BYTES)?;
+        text(&format!("{at}.extra (a value)"), v, MAX_TEXT_BYTES)?;
+    }
+    Ok(())
+}
+
+fn figures(at: &str, xs: &[f64]) -> Checked {
+    count(at, xs.len(), MAX_ITEMS)?;
+    for (i, &x) in xs.iter().enumerate() {
+        non_negative(&format!("{at}[{i}]"), x)?;
+    }
+    Ok(())
+}
+
+fn measurement(at: &str, m: &mut Measurement) -> Checked {
+    name(&format!("{at}.name"), &m.name)?;
+    name(&format!("{at}.benchmark"), &m.benchmark)?;
+    name(&format!("{at}.group"), &m.group)?;
+    params(&format!("{at}.params"), &m.params)?;
+    within(
+        &format!("{at}.parallel"),
+        m.parallel as u64,
+        1,
+        MAX_PARALLEL as u64,
+    )?;
+    if m.samples.is_empty() {
+        return Err(bad(format!("{at}.samples"), "no samples"));
+    }
+    figures(&format!("{at}.samples"), &m.samples)?;
+    if !m.per_process.is_empty() {
+        if m.per_process.len() != m.parallel as usize {
+            return Err(bad(
+                format!("{at}.per_process"),
+                format!(
+                    "figures of {} processes for a parallelism of {}",
+                    m.per_process.len(),
+                    m.parallel
+                ),
+            ));
+        }
+        for (p, xs) in m.per_process.iter().enumerate() {
+            let at = format!("{at}.per_process[{p}]");
+            figures(&at, xs)?;
+            if xs.len() < m.samples.len() {
+                return Err(bad(
+                    at,
+                    format!(
+                        "{} figures for {} samples (each sample combines one of every process)",
+                        xs.len(),
+                        m.samples.len()
+                    ),
+                ));
+            }
+        }
+    }
+    count(&format!("{at}.intervals"), m.intervals.len(), MAX_ITEMS)?;
+    for (i, iv) in m.intervals.iter().enumerate() {
+        interval(&format!("{at}.intervals[{i}]"), iv, m.parallel)?;
+    }
+    // A measurement derived from others (no intervals of its own) may
+    // headline a figure its samples were computed around (e.g. lat_mem_rd's
+    // level latency among the staircase's points): its median is kept when
+    // within the samples' range.
+    let derived = m.intervals.is_empty();
+    m.summary = summary(&format!("{at}.summary"), &m.summary, &m.samples, derived)?;
+    if let Some(b) = &mut m.baseline {
+        baseline(&format!("{at}.baseline"), b)?;
+    }
+    warnings(&format!("{at}.warnings"), &m.warnings)?;
+    count(&format!("{at}.extra"), m.extra.len(), MAX_ENTRIES)?;
+    for (k, &v) in &m.extra {
+        name(&format!("{at}.extra (a key)"), k)?;
+        finite(&format!("{at}.extra (a value)"), v)?;
+    }
+    Ok(())
+}
+
+fn interval(at: &str, iv: &Interval, parallel: u32) -> Checked {
+    if iv.end_ns <= iv.start_ns {
+        return Err(bad(
+            at,
+            format!(
+                "ends at {} ns, not after its start at {} ns",
+                iv.end_ns, iv.start_ns
+            ),
+        ));
+    }
+    if iv.process >= parallel {
+        return Err(bad(
+            format!("{at}.process"),
+            format!("process {} of a measurement of {parallel}", iv.process),
+        ));
+    }
+    if iv.iterations == 0 {
+        return Err(bad(format!("{at}.iterations"), "0 iterations"));
+    }
+    Ok(())
+}
+
+fn baseline(at: &str, b: &mut Baseline) -> Checked {
+    name(&format!("{at}.name"), &b.name)?;
+    if b.samples.is_empty() {
+        // Older documents kept only the summary: its figures must at least
+        // be figures.
+        let s = &b.summary;
+        for (f, v) in summary_fields(s) {
+            non_negative(&format!("{at}.summary.{f}"), v)?;
+        }
+        return Ok(());
+    }
+    figures(&format!("{at}.samples"), &b.samples)?;
+    b.summary = summary(&format!("{at}.summary"), &b.summary, &b.samples, false)?;
+    Ok(())
+}
+
+fn summary_fields(s: &Summary) -> [(&'static str, f64); 9] {
+    [
+        ("median", s.median),
+        ("min", s.min),
+        ("max", s.max),
+        ("q1", s.q1),
+        ("q3", s.q3),
+        ("mean", s.mean),
+        ("ci_low", s.ci_low),
+        ("ci_high", s.ci_high),
+        ("ci_level", s.ci_level),
+    ]
+}
+
+/// The summary of `samples`, when `stored` agrees with it to rounding
+/// (`keep_median`: the stored median is kept if within the samples' range).
+fn summary(
+    at: &str,
+    stored: &Summary,
+    samples: &[f64],
+    keep_median: bool,
+) -> Result<Summary, Invalid> {
+    let mut s = Summary::of(samples).ok_or_else(|| bad(at, "no finite samples to summarise"))?;
+    if stored.n != s.n {
+        return Err(bad(
+            format!("{at}.n"),
+            format!("{} samples counted, {} present", stored.n, s.n),
+        ));
+    }
+    let scale = samples.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let tol = SUMMARY_TOLERANCE * scale;
+    let near = |a: f64, b: f64, tol: f64| a.is_finite() && (a - b).abs() <= tol;
+    if keep_median {
+        let m = stored.median;
+        if !(m.is_finite() && m >= s.min - tol && m <= s.max + tol) {
+            return Err(bad(
+                format!("{at}.median"),
+                format!("{m} lies outside its samples ({} to {})", s.min, s.max),
+            ));
+        }
+        s.median = m;
+    }
+    for ((f, want), (_, got)) in summary_fields(&s).into_iter().zip(summary_fields(stored)) {
+        let tol = if f == "ci_level" {
+            SUMMARY_TOLERANCE
+        } else {
+            tol
+        };
+        if !near(got, want, tol) {
+            return Err(bad(
+                format!("{at}.{f}"),
+                format!("{got} disagrees with its samples, which give {want}"),
+            ));
+        }
+    }
+    Ok(s)
+}
+
+fn curve(at: &str, c: &Curve) -> Checked {
+    name(&format!("{at}.workload"), &c.workload)?;
+    params(&format!("{at}.params"), &c.params)?;
+    name(&format!("{at}.operation"), &c.operation)?;
+    count(
+        &format!("{at}.unmeasured_cpus"),
+        c.unmeasured_cpus.len(),
+        MAX_ENTRIES,
+    )?;
+    for (i, &k) in c.unmeasured_cpus.iter().enumerate() {
+        within(
+            &format!("{at}.unmeasured_cpus[{i}]"),
+            k as u64,
+            1,
+            MAX_PARALLEL as u64,
+        )?;
+    }
+    count(&format!("{at}.points"), c.points.len(), MAX_ITEMS)?;
+    for (i, p) in c.points.iter().enumerate() {
+        point(&format!("{at}.points[{i}]"), p)?;
+    }
+    Ok(())
+}
+
+fn cpu_split(at: &str, s: &CpuSplit) -> Checked {
+    let parts = [
+        ("user", s.user),
+        ("system", s.system),
+        ("irq", s.irq),
+        ("softirq", s.softirq),
+        ("steal", s.steal),
+        ("idle", s.idle),
+    ];
+    for (f, v) in parts {
+        fraction(&format!("{at}.{f}"), v)?;
+    }
+    let sum: f64 = parts.iter().map(|p| p.1).sum();
+    if sum > 1.0 + SUMMARY_TOLERANCE {
+        return Err(bad(at, format!("fractions summing to {sum}, above 1")));
+    }
+    Ok(())
+}
+
+fn service_demand(at: &str, d: &ServiceDemand) -> Checked {
+    non_negative(&format!("{at}.client_ns_per_op"), d.client_ns_per_op)?;
+    if let Some(s) = d.server_ns_per_op {
+        non_negative(&format!("{at}.server_ns_per_op"), s)?;
+    }
+    Ok(())
+}
+
+/// `a` agrees with `b` to rounding, relative to their size.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SUMMARY_TOLERANCE * a.abs().max(b.abs())
+}
+
+fn point(at: &str, p: &Point) -> Checked {
+    within(&format!("{at}.load"), p.load as u64, 1, MAX_PARALLEL as u64)?;
+    within(&format!("{at}.cpus"), p.cpus as u64, 1, MAX_PARALLEL as u64)?;
+    if !p.cpu_ids.is_empty() && p.cpu_ids.len() != p.cpus as usize {
+        return Err(bad(
+            format!("{at}.cpu_ids"),
+            format!("{} CPUs named for {} CPUs", p.cpu_ids.len(), p.cpus),
+        ));
+    }
+    if p.trials.is_empty() {
+        return Err(bad(format!("{at}.trials"), "no trials"));
+    }
+    count(&format!("{at}.trials"), p.trials.len(), MAX_ITEMS)?;
+    for (i, t) in p.trials.iter().enumerate() {
+        let at = format!("{at}.trials[{i}]");
+        non_negative(&format!("{at}.throughput"), t.throughput)?;
+        if t.window_ns == 0 {
+            return Err(bad(format!("{at}.window_ns"), "a window of 0 ns"));
+        }
+        let rate = t.ops as f64 * 1e9 / t.window_ns as f64;
+        if !close(t.throughput, rate) {
+            return Err(bad(
+                format!("{at}.throughput"),
+                format!(
+                    "{} disagrees with {} operations in {} ns ({rate})",
+                    t.throughput, t.ops, t.window_ns
+                ),
+            ));
+        }
+        cpu_split(&format!("{at}.cpu"), &t.cpu)?;
+        service_demand(&format!("{at}.service_demand"), &t.service_demand)?;
+    }
+    let kept: Vec<f64> = p.kept_trials().map(|t| t.throughput).collect();
+    if kept.is_empty() {
+        return Err(bad(format!("{at}.trials"), "every trial dropped"));
+    }
+    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    non_negative(&format!("{at}.throughput"), p.throughput)?;
+    if !close(p.throughput, mean) {
+        return Err(bad(
+            format!("{at}.throughput"),
+            format!(
+                "{} disagrees with its kept trials, whose mean is {mean}",
+                p.throughput
+            ),
+        ));
+    }
+    non_negative(
+        &format!("{at}.throughput_half_width"),
+        p.throughput_half_width,
+    )?;
+    p.convergence
+        .rule
+        .validate()
+        .map_err(|m| bad(format!("{at}.convergence.rule"), m))?;
+    if let Some(w) = p.convergence.width {
+        non_negative(&format!("{at}.convergence.width"), w)?;
+    }
+    latency(&format!("{at}.latency"), &p.latency)?;
+    count(&format!("{at}.by_type"), p.by_type.len(), MAX_ENTRIES)?;
+    for (i, t) in p.by_type.iter().enumerate() {
+        name(&format!("{at}.by_type[{i}].name"), &t.name)?;
+        latency(&format!("{at}.by_type[{i}].latency"), &t.latency)?;
+    }
+    cpu_split(&format!("{at}.cpu"), &p.cpu)?;
+    service_demand(&format!("{at}.service_demand"), &p.service_demand)?;
+    Ok(())
+}
+
+/// Latency figures must be those of their histogram.
+fn latency(at: &str, l: &Latency) -> Checked {
+    let h = decode_histogram(&l.histogram).map_err(|m| bad(format!("{at}.histogram"), m))?;
+    let want = Latency::of(&h);
+    let exact = [
+        ("count", l.count, want.count),
+        ("min_ns", l.min_ns, want.min_ns),
+        ("p50_ns", l.p50_ns, want.p50_ns),
+        ("p90_ns", l.p90_ns, want.p90_ns),
+        ("p99_ns", l.p99_ns, want.p99_ns),
+        ("p999_ns", l.p999_ns, want.p999_ns),
+        ("max_ns", l.max_ns, want.max_ns),
+    ];
+    for (f, got, want) in exact {
+        if got != want {
+            return Err(bad(
+                format!("{at}.{f}"),
+                format!("{got} disagrees with its histogram, which gives {want}"),
+            ));
+        }
+    }
+    if !(l.mean_ns.is_finite() && close(l.mean_ns, want.mean_ns)) {
+        return Err(bad(
+            format!("{at}.mean_ns"),
+            format!(
+                "{} disagrees with its histogram, which gives {}",
+                l.mean_ns, want.mean_ns
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The HdrHistogram V2 cookies (compressed, and the plain encoding inside).
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+const V2_COOKIE: u32 = 0x1c84_9313;
+
+/// Decode a latency histogram within bounds: the base64 text, the inflated
+/// encoding and the histogram's own bounds (those every point uses) are
+/// checked before anything is allocated from what the header claims.
+pub fn decode_histogram(e: &EncodedHistogram) -> Result<Histogram<u64>, String> {
+    if e.0.len() > MAX_HISTOGRAM_BYTES {
+        return Err(format!(
+            "{} bytes of encoded histogram (at most {MAX_HISTOGRAM_BYTES})",
+            e.0.len()
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(e.0.as_bytes())
+        .map_err(|e| format!("not base64: {e}"))?;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    if word(&bytes, 0) != Some(V2_COMPRESSED_COOKIE) {
+        return Err("not an HdrHistogram V2 deflate encoding".into());
+    }
+    let compressed_len = word(&bytes, 4).ok_or("truncated")? as usize;
+    let compressed = bytes
+        .get(8..8 + compressed_len)
+        .ok_or("shorter than its header says")?;
+    let mut plain = Vec::new();
+    flate2::read::ZlibDecoder::new(compressed)
+        .take(MAX_HISTOGRAM_DECODED_BYTES + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| format!("does not inflate: {e}"))?;
+    if plain.len() as u64 > MAX_HISTOGRAM_DECODED_BYTES {
+        return Err(format!(
+            "inflates beyond {MAX_HISTOGRAM_DECODED_BYTES} bytes"
+        ));
+    }
+    // V2 header: cookie, payload length, normalising offset, significant
+    // digits (u32 each), lowest and highest trackable values (u64 each),
+    // integer-to-double ratio (f64); then the payload.
+    const HEADER: usize = 40;
+    if word(&plain, 0) != Some(V2_COOKIE) || plain.len() < HEADER {
+        return Err("not an HdrHistogram V2 encoding".into());
+    }
+    let payload = word(&plain, 4).ok_or("truncated")? as usize;
+    if payload != plain.len() - HEADER {
+        return Err(format!(
+            "a payload of {payload} bytes announced, {} present",
+            plain.len() - HEADER
+        ));
+    }
+    let u64_at = |at: usize| u64::from_be_bytes(plain[at..at + 8].try_into().unwrap());
+    let (sigfig, low, high) = (word(&plain, 12).unwrap(), u64_at(16), u64_at(24));
+    if (sigfig, low, high)
+        != (
+            HISTOGRAM_SIGFIG as u32,
+            HISTOGRAM_LOWEST_NS,
+            HISTOGRAM_HIGHEST_NS,
+        )
+    {
+        return Err(format!(
+            "bounds {low}..{high} ns at {sigfig} digits, not the {HISTOGRAM_LOWEST_NS}..{HISTOGRAM_HIGHEST_NS} ns at {HISTOGRAM_SIGFIG} digits every latency histogram uses"
+        ));
+    }
+    Deserializer::new()
+        .deserialize(&mut plain.as_slice())
+        .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{self, JsonError};
+    use serde_json::{json, Value};
+
+    /// Real exports: micro-benchmarks (timed, derived, a baseline) and a
+    /// tcp_rr load curve; a measurement of two processes.
+    const CORPUS: &str = include_str!("../../../tests/data/import-corpus/micro-and-tcp_rr.json");
+    const PARALLEL: &str = include_str!("../../../tests/data/import-corpus/parallel-2.json");
+
+    fn doc() -> Value {
+        serde_json::from_str(CORPUS).unwrap()
+    }
+
+    /// The refusal of `v` after `edit`, as text (panics if it is accepted).
+    fn refused(edit: impl FnOnce(&mut Value)) -> String {
+        let mut v = doc();
+        edit(&mut v);
+        match json::parse(&v.to_string()) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn m0(v: &mut Value) -> &mut Value {
+        &mut v["runs"][0]["measurements"][0]
+    }
+
+    #[test]
+    fn real_exports_pass_unchanged() {
+        for text in [CORPUS, PARALLEL, include_str!("../testdata/format-v1.json")] {
+            let raw: json::Document = serde_json::from_str(text).unwrap();
+            let checked = json::parse(text).unwrap();
+            for (a, b) in checked.runs.iter().zip(&raw.runs) {
+                for (x, y) in a.measurements.iter().zip(&b.measurements) {
+                    assert_eq!(x.summary, y.summary, "{}: exactly recomputed", x.name);
+                    assert_eq!(x.baseline, y.baseline, "{}", x.name);
+                }
+                assert!(a == b, "run {} changed", a.id);
+            }
+        }
+    }
+
+    #[test]
+    fn ids_that_are_empty_paths_or_huge_are_refused() {
+        for (id, needle) in [
+            ("", "an empty run id"),
+            ("../../etc/passwd", "a path separator"),
+            ("..", "'.' or '..'"),
+            ("a\u{1b}[2Jb", "control character U+001B"),
+            ("has space", "U+0020"),
+        ] {
+            let e = refused(|v| v["runs"][0]["id"] = json!(id));
+            assert!(
+                e.contains("runs[0].id") && e.contains(needle),
+                "{id:?}: {e}"
+            );
+            assert!(
+                !e.contains("passwd") && !e.contains('\u{1b}'),
+                "not echoed: {e}"
+            );
+        }
+        let e = refused(|v| v["runs"][0]["id"] = json!("a".repeat(100_000)));
+        assert!(e.contains("a run id of 100000 bytes (at most 128)"), "{e}");
+    }
+
+    #[test]
+    fn counts_out_of_bounds_are_refused() {
+        for p in [0u64, u32::MAX as u64] {
+            let e = refused(|v| m0(v)["parallel"] = json!(p));
+            assert!(
+                e.contains("measurements[0].parallel") && e.contains("outside 1..=65536"),
+                "{e}"
+            );
+        }
+        let e = refused(|v| v["runs"][0]["options"]["parallel"] = json!([0]));
+        assert!(e.contains("options.parallel[0]"), "{e}");
+        let e = refused(|v| v["runs"][0]["options"]["repetitions"] = json!(0));
+        assert!(e.contains("options.repetitions"), "{e}");
+        let e = refused(|v| m0(v)["summary"]["n"] = json!(12345));
+        assert!(e.contains("summary.n: 12345 samples counted"), "{e}");
+    }
+
+    #[test]
+    fn negative_empty_and_non_number_samples_are_refused() {
+        let e = refused(|v| m0(v)["samples"][3] = json!(-1.0));
+        assert!(
+            e.contains("measurements[0].samples[3]: -1 is negative"),
+            "{e}"
+        );
+        let e = refused(|v| m0(v)["samples"] = json!([]));
+        assert!(e.contains("measurements[0].samples: no samples"), "{e}");
+        // JSON has no NaN or infinity; a number too large for a double is
+        // refused by the parser, with its place.
+        let e = refused(|v| {
+            *v = serde_json::from_str(
+                &v.to_string()
+                    .replacen("\"samples\": [", "\"samples\": [1e999, ", 1)
+                    .replacen("\"samples\":[", "\"samples\":[1e999,", 1),
+            )
+            .unwrap_or(json!(null))
+        });
+        assert!(!e.is_empty());
+        let text = doc()
+            .to_string()
+            .replacen("\"samples\":[", "\"samples\":[1e999,", 1);
+        let e = json::parse(&text).unwrap_err().to_string();
+        assert!(e.contains("number out of range at line 1 column"), "{e}");
+    }
+
+    #[test]
+    fn a_summary_contradicting_its_samples_is_refused_and_rounding_is_not() {
+        // The finding: a median far outside the interval made compare print
+        // an interval of −0.039–1.000.
+        let e = refused(|v| m0(v)["summary"]["ci_low"] = json!(-0.039));
+        assert!(
+            e.contains("measurements[0].summary.ci_low: -0.039 disagrees with its samples"),
+            "{e}"
+        );
+        let e = refused(|v| {
+            let m = m0(v);
+            let med = m["summary"]["median"].as_f64().unwrap();
+            m["summary"]["median"] = json!(med * 1.01);
+        });
+        assert!(e.contains("summary.median"), "{e}");
+        // Rounded to 9 significant digits by another writer: accepted, and
+        // the summary stored is the one recomputed from the samples.
+        let mut v = doc();
+        let exact = v["runs"][0]["measurements"][0]["summary"]["mean"]
+            .as_f64()
+            .unwrap();
+        let rounded: f64 = format!("{exact:.8e}").parse().unwrap();
+        v["runs"][0]["measurements"][0]["summary"]["mean"] = json!(rounded);
+        let d = json::parse(&v.to_string()).unwrap();
+        assert_eq!(d.runs[0].measurements[0].summary.mean, exact);
+    }
+
+    #[test]
+    fn a_derived_figure_keeps_its_headline_within_its_samples() {
+        // line/detected is derived (no intervals): its median is its own.
+        let mut v = doc();
+        let i = v["runs"][0]["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["name"] == "line/detected")
+            .unwrap();
+        v["runs"][0]["measurements"][i]["summary"]["median"] = json!(1e12);
+        let e = json::parse(&v.to_string()).unwrap_err().to_string();
+        assert!(
+            e.contains("summary.median: 1000000000000 lies outside its samples"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn intervals_must_end_after_they_start_within_the_processes() {
+        let e = refused(|v| {
+            let iv = &mut m0(v)["intervals"][0];
+            let start = iv["start_ns"].as_u64().unwrap();
+            iv["end_ns"] = json!(start - 1);
+        });
+        assert!(
+            e.contains("intervals[0]: ends at") && e.contains("not after its start"),
+            "{e}"
+        );
+        let e = refused(|v| m0(v)["intervals"][0]["process"] = json!(7));
+        assert!(
+            e.contains("intervals[0].process: process 7 of a measurement of 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn labels_host_names_and_names_of_unreasonable_length_are_refused() {
+        let e = refused(|v| v["runs"][0]["label"] = json!("x".repeat(4 << 20)));
+        assert!(
+            e.contains("runs[0].label: 4194304 bytes of text (at most 1024)"),
+            "{e}"
+        );
+        let e = refused(|v| v["runs"][0]["host"]["hostname"] = json!("h".repeat(256)));
+        assert!(e.contains("host.hostname: 256 bytes"), "{e}");
+        let e = refused(|v| m0(v)["name"] = json!("n".repeat(513)));
+        assert!(e.contains("measurements[0].name: 513 bytes"), "{e}");
+        let e = refused(|v| m0(v)["name"] = json!(""));
+        assert!(e.contains("measurements[0].name: an empty name"), "{e}");
+        let e = refused(|v| v["runs"][0]["reason"] = json!("r".repeat(MAX_TEXT_BYTES + 1)));
+        assert!(e.contains("runs[0].reason"), "{e}");
+        // At the limit: accepted.
+        let mut v = doc();
+        v["runs"][0]["label"] = json!("é".repeat(MAX_LABEL_BYTES / 2));
+        json::parse(&v.to_string()).unwrap();
+    }
+
+    fn point0(v: &mut Value) -> &mut Value {
+        &mut v["runs"][0]["curves"][0]["points"][0]
+    }
+
+    #[test]
+    fn load_curves_are_checked_against_their_trials_and_histograms() {
+        let e = refused(|v| point0(v)["latency"]["p99_ns"] = json!(1));
+        assert!(
+            e.contains("points[0].latency.p99_ns: 1 disagrees with its histogram"),
+            "{e}"
+        );
+        let e = refused(|v| point0(v)["throughput"] = json!(1e9));
+        assert!(
+            e.contains("points[0].throughput") && e.contains("kept trials"),
+            "{e}"
+        );
+        let e = refused(|v| point0(v)["trials"][0]["throughput"] = json!(-5.0));
+        assert!(e.contains("trials[0].throughput: -5 is negative"), "{e}");
+        let e = refused(|v| point0(v)["trials"] = json!([]));
+        assert!(e.contains("points[0].trials: no trials"), "{e}");
+        let e = refused(|v| point0(v)["load"] = json!(0));
+        assert!(e.contains("points[0].load"), "{e}");
+        let e = refused(|v| point0(v)["cpu"]["user"] = json!(3.0));
+        assert!(e.contains("points[0].cpu.user"), "{e}");
+        let e = refused(|v| point0(v)["latency"]["histogram"] = json!("AAAA"));
+        assert!(e.contains("latency.histogram: not an HdrHistogram"), "{e}");
+    }
+
+    /// An encoding whose header claims a 4 GB payload and huge bounds:
+    /// hdrhistogram's own deserialiser would allocate what it claims.
+    #[test]
+    fn a_histogram_claiming_gigabytes_is_refused_without_allocating_them() {
+        use std::io::Write;
+        let mut plain = Vec::new();
+        plain.extend(V2_COOKIE.to_be_bytes());
+        plain.extend(u32::MAX.to_be_bytes()); // payload length
+        plain.extend(0u32.to_be_bytes());
+        plain.extend(5u32.to_be_bytes());
+        plain.extend(1u64.to_be_bytes());
+        plain.extend(u64::MAX.to_be_bytes());
+        plain.extend(1f64.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&plain).unwrap();
+        let compressed = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend((compressed.len() as u32).to_be_bytes());
+        bytes.extend(compressed);
+        let enc = EncodedHistogram(base64::engine::general_purpose::STANDARD.encode(bytes));
+        let e = decode_histogram(&enc).unwrap_err();
+        assert!(e.contains("announced"), "{e}");
+        // A zlib bomb: a megabyte of zeros per kilobyte.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&V2_COOKIE.to_be_bytes()).unwrap();
+        z.write_all(&vec![0u8; 64 << 20]).unwrap();
+        let compressed = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend((compressed.len() as u32).to_be_bytes());
+        bytes.extend(compressed);
+        let enc = EncodedHistogram(base64::engine::general_purpose::STANDARD.encode(bytes));
+        assert!(decode_histogram(&enc)
+            .unwrap_err()
+            .contains("inflates beyond"));
+    }
+
+    #[test]
+    fn type_errors_name_the_line_and_column() {
+        let text = CORPUS.replacen("\"parallel\": 1", "\"parallel\": \"one\"", 1);
+        assert_ne!(text, CORPUS);
+        let e = json::parse(&text).unwrap_err();
+        assert!(matches!(e, JsonError::Shape(_)), "{e}");
+        let line = text[..text.find("\"one\"").unwrap()].lines().count();
+        assert!(
+            e.to_string().contains(&format!("at line {line} column")),
+            "{e} (line {line})"
+        );
+    }
+}
