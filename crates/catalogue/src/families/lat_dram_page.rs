@@ -39,16 +39,26 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
     let (Some(open), Some(closed)) = (get("open"), get("closed")) else {
         return Vec::new();
     };
-    vec![derived(
+    let mut m = derived(
         "lat_dram_page/difference",
         "lat_dram_page",
         "mem_lat",
         Unit::Ns,
-        closed - open,
+        (closed - open).max(0.0),
         &[],
         &[("open_ns", open), ("closed_ns", closed)],
         Vec::new(),
-    )]
+    );
+    // Noise (or a VM's page placement) can make the open-page chain the
+    // slower: no benefit is then measured, and a negative difference is
+    // no latency — stored invalid with the reason, never as a figure.
+    if closed <= open {
+        m.invalid = Some(format!(
+            "the closed-page chain ({closed:.1} ns) was not slower than the open-page chain \
+             ({open:.1} ns): no open-page benefit measured; re-run on a quiet machine"
+        ));
+    }
+    vec![m]
 }
 
 pub const FAMILY: Family = Family {
@@ -68,3 +78,36 @@ pub const FAMILY: Family = Family {
         build,
     )
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::family::derived as measured;
+
+    fn chain(page: &str, ns: f64) -> Measurement {
+        let mut m = measured(
+            "lat_dram_page",
+            "lat_dram_page",
+            "mem_lat",
+            Unit::Ns,
+            ns,
+            &[],
+            &[],
+            Vec::new(),
+        );
+        m.params.insert("page".into(), page.into());
+        m
+    }
+
+    #[test]
+    fn a_difference_at_or_below_zero_is_invalid_not_negative() {
+        let d = &derive(&[chain("open", 90.0), chain("closed", 120.0)])[0];
+        assert_eq!((d.value(), d.invalid.is_none()), (30.0, true));
+        let d = &derive(&[chain("open", 120.0), chain("closed", 110.0)])[0];
+        assert!(d.value() >= 0.0 && d.samples.iter().all(|&x| x >= 0.0));
+        assert!(d
+            .invalid
+            .as_deref()
+            .is_some_and(|r| r.contains("not slower")));
+    }
+}
