@@ -67,3 +67,6 @@ pub mod par_ops;
 pub mod tcp_crr;
 pub mod tcp_rr;
 pub mod udp_rr;
+
+// real-time responsiveness under load (seed 004 section 5)
+pub mod rt_wake;

@@ -4,6 +4,7 @@
 //! the communication families, memory buffers and the pointer chase of the
 //! memory families, cache-level detection, and scratch files.
 
+pub mod background_load;
 pub mod cache_levels;
 pub mod echo_server;
 pub mod files;

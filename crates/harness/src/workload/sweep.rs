@@ -109,7 +109,7 @@ pub fn validate(
         ));
     }
     plan.rule.validate().map_err(WorkloadError::Invalid)?;
-    validate_trial(&plan.trial)?;
+    validate_trial(&w.trial_plan(&plan.trial, 1))?;
     if let Some(k) = plan.cpu_counts.iter().find(|&&k| k == 0) {
         return invalid(format!("a CPU count of {k}: at least 1 CPU is needed"));
     }
@@ -133,15 +133,17 @@ pub fn validate(
             return invalid(e);
         }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
+        let trial = w.trial_plan(&plan.trial, load);
+        validate_trial(&trial)?;
         // Multiplexed clients complete whichever connection is ready: they
         // cannot keep each connection to a schedule.
-        if matches!(plan.trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
+        if matches!(trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
             return invalid(format!(
                 "load {load}: an open-loop rate needs one client per connection, and this \
                  workload multiplexes its connections (choose its one-client-per-connection mode)"
             ));
         }
-        check_rate(&plan.trial, load)?;
+        check_rate(&trial, load)?;
     }
     Ok(loads)
 }
@@ -222,6 +224,8 @@ pub fn measure_point(
     observer: &mut dyn SweepObserver,
 ) -> Result<Point, WorkloadError> {
     rule.validate().map_err(WorkloadError::Invalid)?;
+    let own = w.trial_plan(plan, load);
+    let plan = &own;
     validate_trial(plan)?;
     check_rate(plan, load)?;
     let mut outcomes = Vec::new();
