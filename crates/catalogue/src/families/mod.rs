@@ -70,3 +70,4 @@ pub mod udp_rr;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;
+pub mod rt_dispatch;
