@@ -41,7 +41,7 @@ use crate::support::sys::{self, check, close, errno};
 pub const NAME: &str = "rt_dispatch";
 pub const SUMMARY: &str =
     "process dispatch latency: sender's event to the woken process running, via pipe, futex, SysV semaphore, signal or 1/80-byte message, under background load";
-pub const OPERATION: &str = "dispatch";
+pub const OPERATION: &str = "process wake-up";
 
 pub const VIA: Param = Param {
     name: "via",

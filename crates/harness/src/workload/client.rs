@@ -461,6 +461,58 @@ mod tests {
         );
     }
 
+    /// The engine's own cost per wake-up of `rt_wake`: `drive` on a no-op
+    /// client with the real clock and the deadline always already passed,
+    /// so each iteration is the engine's work alone (the deadline check,
+    /// the two reads around the op, the board and the histogram). Prints
+    /// it; asserts no time. Run: `cargo test --release -p
+    /// touchstone-harness engine_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn engine_cost_per_wake_up() {
+        struct Stop(u64, u64);
+        impl Board for Stop {
+            fn window(&self) -> Option<(u64, u64)> {
+                Some((0, u64::MAX))
+            }
+            fn stop(&self) -> bool {
+                self.0 >= self.1
+            }
+            fn progress(&mut self, ops: u64) {
+                self.0 = ops;
+            }
+            fn warm(&mut self) -> Fallible {
+                Ok(())
+            }
+            fn done(&mut self) -> Fallible {
+                Ok(())
+            }
+        }
+        let n = 2_000_000;
+        // 1e12 per second: every deadline is in the past, so no sleep.
+        let schedule = Schedule::for_client(Pacing::Open { rate: 1e12 }, 0, 1).unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let mut h = vec![latency_histogram()];
+            let t0 = Monotonic.now_ns();
+            drive(
+                &mut Nothing,
+                Some(schedule),
+                &Monotonic,
+                &mut Stop(0, n),
+                &mut h,
+            )
+            .unwrap();
+            best = best.min((Monotonic.now_ns() - t0) as f64 / n as f64);
+        }
+        let t0 = Monotonic.now_ns();
+        for _ in 0..n {
+            std::hint::black_box(Monotonic.now_ns());
+        }
+        let read = (Monotonic.now_ns() - t0) as f64 / n as f64;
+        println!("engine loop per wake-up: {best:.1} ns (clock read {read:.1} ns)");
+    }
+
     #[test]
     fn schedules_stagger_clients_over_one_interval() {
         let p = Pacing::Open { rate: 4000.0 };
