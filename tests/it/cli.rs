@@ -18,7 +18,7 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(
-        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("95 % CI"),
+        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("≥95 % interval"),
         "{out}"
     );
     let show = s.run(&["show", "last"]);
@@ -33,6 +33,91 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert!(m["summary"]["ci_low"].as_f64().unwrap() <= m["summary"]["median"].as_f64().unwrap());
     assert_eq!(v["runs"][0]["status"], "complete");
     assert!(v["runs"][0]["host"]["cpu"]["threads"].as_u64().unwrap() >= 1);
+}
+
+/// The issue's small-n interval: at `-r 3` the "95 % CI" covered 75 %,
+/// and `-r 1` printed a zero-width interval; each figure was printed twice
+/// (progress line and table).
+#[test]
+fn few_repetitions_print_the_level_reached_and_each_figure_once() {
+    let s = Sandbox::new();
+    let o = s.run(&["run", "null_loop", "lat_syscall/null", "--quick", "-r", "3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("(75 %)"), "{out}");
+    assert_eq!(out.matches("lat_syscall/null").count(), 1, "{out}");
+    assert!(
+        out.contains("few-repetitions: 2 measurements:"),
+        "one grouped line: {out}"
+    );
+    let all = s.run(&["show", "last", "--warnings"]);
+    assert!(all.status.success(), "{}", text(&all));
+    let listed = text(&all);
+    assert!(
+        listed.contains("lat_syscall/null: few-repetitions: 3 samples: the interval of the median (min … max) covers 75 %"),
+        "{listed}"
+    );
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let m = &v["runs"][0]["measurements"][0];
+    assert_eq!(m["summary"]["ci_level"].as_f64().unwrap(), 0.75);
+
+    let one = s.run(&["run", "lat_syscall/null", "--quick", "-r", "1"]);
+    assert!(one.status.success(), "{}", text(&one));
+    let row = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .find(|l| l.contains("lat_syscall/null"))
+        .unwrap()
+        .to_string();
+    assert!(
+        row.contains("—") && !row.contains("…") && !row.contains('±'),
+        "{row}"
+    );
+}
+
+/// `--converge` for a micro-benchmark: at `-r 3` no round reaches 95 %,
+/// so rounds are added until the median's interval at 95 % exists and is
+/// as narrow as asked, or the quick maximum of 4 rounds (a busy machine),
+/// and how is stored with the measurement.
+#[test]
+fn a_micro_benchmark_converges_in_rounds_of_its_repetitions() {
+    let s = Sandbox::new();
+    let o = s.run(&[
+        "run",
+        "spin/time:20us",
+        "--quick",
+        "-r",
+        "3",
+        "--converge",
+        "95,100",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let m = &v["runs"][0]["measurements"][0];
+    let c = &m["convergence"];
+    let rounds = c["rounds"].as_u64().unwrap();
+    assert!((2..=4).contains(&rounds), "3 samples never reach 95 %: {c}");
+    assert_eq!(m["samples"].as_array().unwrap().len() as u64, 3 * rounds);
+    assert!(m["summary"]["ci_level"].as_f64().unwrap() >= 0.95);
+    let flagged = m["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "not-converged");
+    if c["verdict"] == "converged" {
+        assert!(c["width"].as_f64().unwrap() <= 1.0, "{c}");
+        assert!(!flagged);
+    } else {
+        assert_eq!((c["verdict"].as_str(), rounds), (Some("not_converged"), 4));
+        assert!(flagged, "{m}");
+    }
+    // Without --converge nothing is added.
+    let plain = s.run(&["run", "spin/time:20us", "--quick", "-r", "3"]);
+    assert!(plain.status.success(), "{}", text(&plain));
+    let json = s.run(&["show", "last", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["runs"][0]["measurements"][0].get("convergence").is_none());
 }
 
 #[test]

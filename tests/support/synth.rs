@@ -116,8 +116,10 @@ pub fn measurement(
         baseline: None,
         warnings: vec![],
         extra: BTreeMap::new(),
+        invalid: None,
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 
@@ -333,6 +335,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
             rule,
             width: Some(2.0 * half / mean),
             converged: 2.0 * half / mean <= rule.width,
+            cut_by_budget: false,
         },
         latency: Latency::of(&h),
         by_type: vec![],

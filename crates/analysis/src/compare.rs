@@ -48,6 +48,9 @@ pub enum Verdict {
     BaseMissing,
     /// This run lacks the measurement.
     Missing,
+    /// Either figure is marked invalid (e.g. a subtracted overhead swamped
+    /// it): there is no figure to compare, whatever its stored value.
+    Invalid,
 }
 
 impl Verdict {
@@ -60,6 +63,7 @@ impl Verdict {
             Verdict::Unranked => "",
             Verdict::BaseMissing => "no base",
             Verdict::Missing => "missing",
+            Verdict::Invalid => "invalid",
         }
     }
 }
@@ -191,6 +195,13 @@ pub fn compare(m: &Matrix, base: usize, others: &[usize]) -> Comparison {
                             ratio: None,
                             verdict: Verdict::BaseMissing,
                         },
+                        (Some(bm), Some(om)) if bm.invalid.is_some() || om.invalid.is_some() => {
+                            Cell {
+                                value: om.valid_value(),
+                                ratio: None,
+                                verdict: Verdict::Invalid,
+                            }
+                        }
                         (Some(bm), Some(om)) => match ratio(bm, om) {
                             Some(r) => Cell {
                                 value,
@@ -208,7 +219,7 @@ pub fn compare(m: &Matrix, base: usize, others: &[usize]) -> Comparison {
                 .collect();
             Row {
                 column: col,
-                base: b.map(|x| x.value()),
+                base: b.and_then(|x| x.valid_value()),
                 cells,
             }
         })
@@ -275,5 +286,32 @@ mod tests {
         assert_eq!(c.rows[1].cells[0].ratio, None);
         let c = compare(&m, 1, &[0]);
         assert_eq!(c.rows[1].cells[0].verdict, Verdict::Missing);
+    }
+
+    /// The recorded lat_ctx case: a ring whose one-process overhead (11.5 µs)
+    /// exceeded it (4.8 µs) was stored as 0 ns, and compare called it
+    /// "faster, ratio 0 [0–0]". Marked invalid, it is neither faster nor a
+    /// ratio, in either direction, and it enters no index.
+    #[test]
+    fn an_invalid_figure_is_not_compared_or_indexed() {
+        let name = "lat_ctx/procs:16/size:0";
+        let mut zero = with_samples(name, "ctx", Unit::Ns, vec![0.0; 11]);
+        zero.invalid =
+            Some("the subtracted overhead (11500 ns) is at least the ring (4800 ns)".into());
+        let runs = vec![
+            run("a", "base", vec![meas(name, "ctx", Unit::Ns, 3_000.0)]),
+            run("b", "loaded", vec![zero]),
+        ];
+        let m = Matrix::build(&runs).unwrap();
+        for (base, other) in [(0, 1), (1, 0)] {
+            let c = compare(&m, base, &[other]);
+            let cell = c.rows[0].cells[0];
+            assert_eq!(cell.verdict, Verdict::Invalid);
+            assert_eq!(cell.ratio, None);
+            let idx = crate::index::indices(&m, &c);
+            assert!(idx.iter().all(|l| l.counts == [0]), "{idx:?}");
+        }
+        assert_eq!(compare(&m, 0, &[1]).rows[0].cells[0].value, None);
+        assert_eq!(compare(&m, 1, &[0]).rows[0].base, None);
     }
 }

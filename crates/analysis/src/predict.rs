@@ -465,8 +465,10 @@ mod tests {
             baseline: None,
             warnings: vec![],
             extra: Default::default(),
+            invalid: None,
             started_at: t,
             ended_at: t,
+            convergence: None,
         }
     }
 

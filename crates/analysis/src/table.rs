@@ -154,11 +154,12 @@ impl<'a> Matrix<'a> {
             .collect()
     }
 
-    /// Every run's headline figure in one column (None where missing).
+    /// Every run's headline figure in one column (None where missing or
+    /// marked invalid, so an invalid 0 is never ranked, charted or best).
     pub fn column_values(&self, col: usize) -> Vec<Option<f64>> {
         self.cells
             .iter()
-            .map(|row| row[col].map(|m| m.value()))
+            .map(|row| row[col].and_then(|m| m.valid_value()))
             .collect()
     }
 
@@ -211,7 +212,8 @@ impl<'a> Matrix<'a> {
 
     /// Row order for a sort key. Measurement columns sort best first
     /// (lowest latency, highest bandwidth; ascending for units that do not
-    /// rank); runs lacking the figure go last. Ties keep the given order.
+    /// rank); runs lacking the figure, or whose figure is invalid, go last.
+    /// Ties keep the given order.
     pub fn order(&self, key: &SortKey) -> Vec<usize> {
         let mut rows: Vec<usize> = (0..self.runs.len()).collect();
         match key {
@@ -317,6 +319,29 @@ mod tests {
         // Highest bandwidth first; the run without the figure last.
         assert_eq!(m.order(&bw), [1, 0, 2]);
         assert_eq!(m.order(&SortKey::Host), [0, 1, 2]);
+    }
+
+    /// `report --sort` once ranked the recorded 0 ns context switch (an
+    /// overhead larger than the ring) best; invalid, it goes last.
+    #[test]
+    fn an_invalid_figure_sorts_last_not_best() {
+        let name = "lat_ctx/procs:16/size:0";
+        let mut zero = meas(name, "ctx", Unit::Ns, 1.0);
+        zero.samples = vec![0.0; 11];
+        zero.summary = touchstone_results::Summary::of(&zero.samples).unwrap();
+        zero.invalid = Some("overhead 11.5 µs > ring 4.8 µs".into());
+        let runs = vec![
+            run("a", "slow", vec![meas(name, "ctx", Unit::Ns, 5_000.0)]),
+            run("b", "loaded", vec![zero]),
+            run("c", "fast", vec![meas(name, "ctx", Unit::Ns, 2_000.0)]),
+        ];
+        let m = Matrix::build(&runs).unwrap();
+        let key = m.sort_key(name).unwrap();
+        assert_eq!(m.order(&key), [2, 0, 1]);
+        assert_eq!(
+            m.column_values(0),
+            [Some(5_000.0 * 1.0), None, Some(2_000.0)]
+        );
     }
 
     #[test]

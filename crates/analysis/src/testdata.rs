@@ -76,8 +76,10 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         baseline: None,
         warnings: vec![],
         extra: Default::default(),
+        invalid: None,
         started_at: t,
         ended_at: t,
+        convergence: None,
     }
 }
 
@@ -103,6 +105,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
             rule: Rule::default(),
             width: Some(2.0 * half / throughput),
             converged: true,
+            cut_by_budget: false,
         },
         latency: Latency::of(&latency_histogram()),
         by_type: vec![],

@@ -260,8 +260,10 @@ pub fn derived(
         baseline: None,
         warnings,
         extra: extra.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        invalid: None,
         started_at: Utc::now(),
         ended_at: Utc::now(),
+        convergence: None,
     }
 }
 

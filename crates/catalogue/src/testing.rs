@@ -60,10 +60,12 @@ pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measureme
 
 /// What every measurement owes: a positive, finite headline from finite,
 /// non-negative samples (zero only where a subtracted overhead swamped the
-/// figure and a warning says so), and finite extra figures.
+/// figure and the measurement is marked invalid), and finite extra figures.
 pub fn sane(m: &Measurement) -> Result<(), String> {
     let v = m.value();
-    let swamped = m.baseline.is_some() && m.warnings.iter().any(|w| w.code == "overhead-swamps");
+    let swamped = m.baseline.is_some()
+        && m.warnings.iter().any(|w| w.code == "overhead-swamps")
+        && m.invalid.is_some();
     if !(v.is_finite() && (v > 0.0 || (v == 0.0 && swamped))) {
         return Err(format!("{}: figure {v} is not positive and finite", m.name));
     }

@@ -5,12 +5,56 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// Examples under `touchstone --help` (and in the man page).
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  touchstone run --quick                 the quick suite (under a minute)
+  touchstone run --dry-run               what the default suite would run, and how long
+  touchstone run lat_mem_rd bw_mem -r 21 two families, 21 repetitions each
+  touchstone app -- make -j8             time a command like hyperfine
+  touchstone runs --since 7d --host node-7
+  touchstone compare last~1 last         the newest run against the one before
+  touchstone completions bash > ~/.local/share/bash-completion/completions/touchstone
+
+Results go to an SQLite store (--db, $TOUCHSTONE_DB, default ~/.local/share/touchstone/results.sqlite).";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  touchstone run                         the default suite (about 4 minutes)
+  touchstone run --quick                 a smaller, shorter suite (under a minute)
+  touchstone run --dry-run --quick       list the cases and a time estimate; run nothing
+  touchstone run lat_syscall/null,read   two cases of one family
+  touchstone run lat_ctx/procs:2,8 -P 1,2 -r 21
+  touchstone run proc -l 'node-7 after BIOS update'
+  touchstone run tcp_rr/load:1,2,4 --cpus 1,2 --window 2s";
+
+const APP_EXAMPLES: &str = "\
+Examples:
+  touchstone app -- make -j8             one command, run directly (no shell)
+  touchstone app -r 21 --timeout 10m -- ./reco --events 1000
+  touchstone app -c 'gzip -k -f big.tar' -c 'zstd -k -f big.tar'
+                                         several commands compared in one run
+  touchstone app --setup 'sync' -n cold-read -- cat big.file
+  touchstone app --show-output -- ./simulate   let the program's output through";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  touchstone report                      every stored run, side by side
+  touchstone report last~2 last~1 last --sort lat_syscall/null
+  touchstone report --format markdown -o results.md
+  touchstone report --html report.html   a self-contained page with charts";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  touchstone compare last~1 last         the newest run against the one before
+  touchstone compare baseline node-7 node-8 --format csv -o ratios.csv";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "touchstone",
     version,
     about = "Measure what a machine and its OS really do, and compare machines side by side",
-    after_help = "Results go to an SQLite store (--db, $TOUCHSTONE_DB, default ~/.local/share/touchstone/results.sqlite)."
+    after_help = MAIN_EXAMPLES
 )]
 pub struct Cli {
     /// The results database.
@@ -28,14 +72,25 @@ pub enum Command {
         json: bool,
     },
     /// Run the default suite, or the named benchmarks and groups, and store the results.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
-    /// List stored runs; `runs delete` and `runs relabel` change them.
+    /// List stored runs (all, or those matching every filter given);
+    /// `runs delete` and `runs relabel` change them.
     Runs(RunsArgs),
     /// Show one stored run (an id or unique prefix, a label, `last` or `last~N`).
     Show {
         run: String,
+        /// The same as --format json.
         #[arg(long)]
         json: bool,
+        /// table (default), csv (one row per measurement, stored units),
+        /// markdown, or json (the versioned document).
+        #[arg(long, value_enum)]
+        format: Option<ReportFormat>,
+        /// List every warning of the run and its measurements, one per line
+        /// (the tables mark only those that can move a figure).
+        #[arg(long, conflicts_with_all = ["json", "format"])]
+        warnings: bool,
     },
     /// Export runs (default: all) as a versioned JSON document.
     Export {
@@ -51,14 +106,26 @@ pub enum Command {
     },
     /// Time any command with the harness's rigour (warm-up, repetitions, median and CI,
     /// CPU time, peak memory) and store it as `app/NAME` next to the micro-benchmarks.
+    #[command(after_help = APP_EXAMPLES)]
     App(AppArgs),
     /// Which benchmarks predict an application's time across machines, and a model
     /// that predicts it where only micro-benchmarks were run.
     Predict(PredictArgs),
     /// Summary of runs side by side (default: all stored runs), grouped like lmbench's tables.
+    #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Each run's figures as ratios to a base run, with significance marks and an index.
+    #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff) generated from this command line, or
+    /// write one page per subcommand into a directory.
+    Man {
+        /// Write touchstone.1, touchstone-run.1, … here instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +133,20 @@ pub enum Command {
 pub struct RunsArgs {
     #[arg(long)]
     pub json: bool,
+    /// Only runs whose label contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Only runs on hosts whose name contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub host: Option<String>,
+    /// Only runs started at or after: a date (2026-11-01), a UTC time
+    /// (2026-11-01T14:00), or an age (90m, 12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started before: a date (the whole day included), a UTC
+    /// time, or an age (as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
     #[command(subcommand)]
     pub action: Option<RunsAction>,
 }
@@ -95,9 +176,10 @@ pub enum RunsAction {
 
 #[derive(Args, Debug)]
 pub struct AppArgs {
-    /// The measurement is stored as `app/NAME` (default: the program's file name).
+    /// The measurement is stored as `app/NAME` (default: the program's file
+    /// name). With several commands, give one --name per command, in order.
     #[arg(short, long)]
-    pub name: Option<String>,
+    pub name: Vec<String>,
     /// Timed runs (the median is reported).
     #[arg(short = 'r', long, value_name = "R")]
     pub repetitions: Option<u32>,
@@ -110,9 +192,26 @@ pub struct AppArgs {
     /// A shell command run, untimed, after every run (e.g. to remove output files).
     #[arg(long, value_name = "CMD")]
     pub cleanup: Option<String>,
-    /// Let the command's standard output through (default: discarded, as hyperfine does).
+    /// Let the command's standard output and error through (default: both
+    /// discarded, as hyperfine does; a failing command's status is still reported).
     #[arg(long)]
     pub show_output: bool,
+    /// Kill a run of the command (with everything it started) that takes
+    /// longer than this, and fail the measurement (e.g. 30s, 10m, 2h).
+    /// Applies to --setup and --cleanup too. Default: no limit.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// A command to time, as one string split into words as a shell would
+    /// (quotes respected; no globbing, variables or pipes), run directly.
+    /// Repeat to compare several commands in one run, as hyperfine does;
+    /// for a pipeline, time `sh -c '…'`.
+    #[arg(
+        short = 'c',
+        long = "command",
+        value_name = "CMD",
+        conflicts_with = "command"
+    )]
+    pub commands: Vec<String>,
     /// A label for the run ("node-7 after BIOS update").
     #[arg(short, long)]
     pub label: Option<String>,
@@ -123,7 +222,11 @@ pub struct AppArgs {
     #[arg(long)]
     pub no_store: bool,
     /// The command and its arguments, after `--` (run directly, not through a shell).
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        required_unless_present = "commands"
+    )]
     pub command: Vec<String>,
 }
 
@@ -205,9 +308,11 @@ pub struct RunArgs {
     /// them measured instead. Default: all usable CPUs.
     #[arg(long, value_delimiter = ',', value_name = "K,…")]
     pub cpus: Vec<u32>,
-    /// Workloads: repeat trials until the mean throughput's confidence
-    /// interval is this narrow — CONFIDENCE,WIDTH in percent (netperf's -I):
-    /// 95,5 = 95 % confidence, total width 5 % of the mean. Default 95,5.
+    /// Repeat until the confidence interval is this narrow — CONFIDENCE,WIDTH
+    /// in percent (netperf's -I): 95,5 = 95 % confidence, total width 5 %.
+    /// Workloads: trials until the mean throughput's interval converges
+    /// (default 95,5). Micro-benchmarks (only when given): rounds of
+    /// --repetitions until the median's interval does, at most 10 (quick 4).
     #[arg(long, value_name = "CONF,WIDTH")]
     pub converge: Option<String>,
     /// Workloads: the measurement window of each trial (default 3s; quick 500ms).
@@ -232,4 +337,8 @@ pub struct RunArgs {
     /// Measure without storing.
     #[arg(long)]
     pub no_store: bool,
+    /// List the cases that would run and an estimate of the time they take,
+    /// from the plan; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

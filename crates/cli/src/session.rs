@@ -185,10 +185,8 @@ impl Session {
         if let Some(s) = store.as_mut() {
             s.begin_run(&run)?;
         }
+        // The run's warnings are printed once, in its header with the tables.
         let progress = Progress::new(req.planned);
-        for w in &run.warnings {
-            progress.line(&format!("warning: {} — {}", w.message, w.remedy));
-        }
         Ok(Session {
             run,
             store,
@@ -216,6 +214,12 @@ impl Session {
     pub fn interrupted(&mut self) -> bool {
         self.interrupted |= signals::interrupted();
         self.interrupted
+    }
+
+    /// The expected cost of each planned case, in order, so the progress
+    /// bar's ETA weighs them (see `Progress::set_costs_ns`).
+    pub fn expect_costs_ns(&mut self, costs_ns: &[u64]) {
+        self.progress.set_costs_ns(costs_ns);
     }
 
     /// The cases the command will measure, in order (one per measurement
@@ -354,7 +358,7 @@ impl Session {
                     String::new()
                 };
                 self.progress
-                    .case_line(&format!("{}{par}: {fig} ({rel})", m.name));
+                    .case_done(&format!("{}{par}: {fig} {rel}", m.name));
                 self.record(m)
             }
             Err(HarnessError::Interrupted) => {
@@ -574,8 +578,8 @@ impl Session {
     }
 }
 
-/// What a sweep reports to the session: progress on stderr (a line per
-/// point, the trial under way on the bar), and each point into the run's
+/// What a sweep reports to the session: progress on stderr (the trial under
+/// way and then each point on the bar), and each point into the run's
 /// curve and the store the moment it is measured.
 struct PointSink<'s> {
     name: &'s str,
@@ -598,11 +602,25 @@ impl SweepObserver for PointSink<'_> {
     }
 
     fn point(&mut self, point: &Point) {
-        self.progress.case_line(&format!(
-            "{} {}",
-            self.name,
-            curve_lines::point_line(&self.curve.operation, point)
-        ));
+        // On a terminal the bar shows the point's figures until the next;
+        // without one a short line says a point was measured (points take
+        // seconds: a log shows the sweep is alive), and the figures are
+        // printed once, in the curve's tables.
+        if self.progress.is_terminal() {
+            self.progress.case_done(&format!(
+                "{} {}",
+                self.name,
+                curve_lines::point_line(&self.curve.operation, point)
+            ));
+        } else {
+            self.progress.case_line(&format!(
+                "{} load {} on {} CPU(s): measured ({} trials)",
+                self.name,
+                point.load,
+                point.cpus,
+                point.trials.len()
+            ));
+        }
         self.curve.points.push(point.clone());
         if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
             self.stored = if failpoint("store_curve", self.curve.points.len()) {

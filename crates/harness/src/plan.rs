@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use touchstone_results::convergence::Rule;
+
 use crate::bench::Shape;
 
 #[derive(Debug, Clone)]
@@ -22,6 +24,9 @@ pub struct Plan {
     pub min_interval_ns: u64,
     /// A process that makes no progress for this long has stalled.
     pub stall_timeout: Duration,
+    /// Repeat rounds of `repetitions` until the median's interval is this
+    /// narrow (`run --converge`); `None`: one round.
+    pub converge: Option<Rule>,
 }
 
 pub const DEFAULT_REPETITIONS: u32 = 11;
@@ -38,6 +43,7 @@ impl Default for Plan {
             warmup_ns: 10_000_000,
             min_interval_ns: 100_000,
             stall_timeout: Duration::from_secs(60),
+            converge: None,
         }
     }
 }

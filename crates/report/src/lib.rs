@@ -4,11 +4,13 @@
 //! as sheets (`sheet`, and `curves` for load curves) and rendered as
 //! terminal tables, Markdown, CSV, JSON or a self-contained HTML page.
 
+pub mod colour;
 pub mod csv;
 pub mod curves;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod run_export;
 pub mod sheet;
 pub mod tables;
 pub mod terminal;
@@ -27,7 +29,7 @@ pub enum Format {
 }
 
 const SUMMARY_NOTE: &str =
-    "Medians, one unit per column; '-' = not measured; '!' = the figure carries warnings (touchstone show RUN).";
+    "Medians, one unit per column; '-' = not measured; '!' = a warning that can move the figure (all: touchstone show RUN --warnings).";
 const COMPARE_NOTE: &str = "ratio = run / base with a ≥95 % confidence interval; faster/slower only where the interval excludes 1, else '~'; 'no base' = the base run lacks it. Method: docs/reports.md.";
 
 const CURVE_COMPARE_NOTE: &str = "Load curves: ratio = run / base of mean throughput at the same load and CPUs, with a ≥95 % interval from the trials' 97.5 % t-intervals; faster/slower only where it excludes 1; p99 ratio has no interval; ! = a point that did not converge. Method: docs/reports.md.";

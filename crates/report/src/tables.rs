@@ -1,14 +1,28 @@
 //! Sheets on a terminal: one comfy-table per sheet, wide sheets split into
 //! several tables that each repeat the row-identifying columns.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
+};
 
+use crate::colour::{self, Stream};
 use crate::sheet::Sheet;
+
+/// A comparison's verdict in colour (comfy-table styles a cell only on a
+/// terminal): green when faster, red when slower.
+pub fn verdict_colour(text: &str) -> Option<Color> {
+    match text {
+        "faster" => Some(Color::Green),
+        "slower" => Some(Color::Red),
+        _ => None,
+    }
+}
 
 /// At most this many value columns per terminal table.
 pub const MAX_VALUE_COLUMNS: usize = 6;
 
 pub fn render(sheets: &[Sheet]) -> String {
+    let coloured = colour::enabled(Stream::Stdout);
     let mut out = String::new();
     for s in sheets {
         let k = s.key_columns;
@@ -27,7 +41,10 @@ pub fn render(sheets: &[Sheet]) -> String {
                 .set_header(cols.iter().map(|&c| Cell::new(&s.header[c])));
             for row in &s.rows {
                 t.add_row(cols.iter().map(|&c| {
-                    let cell = Cell::new(&row[c]);
+                    let mut cell = Cell::new(&row[c]);
+                    if let (true, Some(colour)) = (coloured, verdict_colour(&row[c])) {
+                        cell = cell.fg(colour);
+                    }
                     if s.numeric[c] {
                         cell.set_alignment(CellAlignment::Right)
                     } else {
@@ -44,4 +61,18 @@ pub fn render(sheets: &[Sheet]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_faster_and_slower_are_coloured() {
+        assert_eq!(verdict_colour("faster"), Some(Color::Green));
+        assert_eq!(verdict_colour("slower"), Some(Color::Red));
+        for plain in ["~", "", "no base", "missing", "differs", "1.02"] {
+            assert_eq!(verdict_colour(plain), None, "{plain}");
+        }
+    }
 }

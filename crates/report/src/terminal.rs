@@ -1,13 +1,21 @@
 //! Terminal tables: a run's measurements grouped like lmbench's summary,
-//! each figure with its unit and the 95 % confidence interval of its median,
-//! a run's load curves, and the list of stored runs.
+//! each figure with its unit and its own confidence interval (the median's,
+//! at the level reached; none for a min or max), the warnings that can move
+//! a figure beside it and all of them grouped by kind below, a run's load
+//! curves, and the list of stored runs.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
+    Width,
+};
 use touchstone_analysis::curve_analysis::analyse;
 use touchstone_results::curve::Curve;
 use touchstone_results::groups::{title, GROUPS};
 use touchstone_results::units::Scale;
+use touchstone_results::warnings::{group, moves_headline};
 use touchstone_results::{Measurement, Run, RunRow, Statistic};
+
+use crate::colour::{self, Stream};
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -17,7 +25,11 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-/// The figure, its interval and spread, all in one readable scale.
+/// The figure, its confidence interval and that interval's half width
+/// relative to the figure, all in one readable scale. The interval is the
+/// headline's own: a median's, with its achieved level beside it when that
+/// is below 95 % (few repetitions); none ("—") for one sample or a min or
+/// max headline.
 pub fn figure_cells(m: &Measurement) -> [String; 3] {
     let s = &m.summary;
     let scale = Scale::for_value(m.unit, m.value());
@@ -26,14 +38,19 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
         Statistic::Min => " (min)",
         Statistic::Max => " (max)",
     };
-    let rel = if s.median != 0.0 {
-        (s.ci_high - s.ci_low) / 2.0 / s.median.abs() * 100.0
-    } else {
-        f64::NAN
+    let figure = format!("{}{stat}", scale.format_with_label(m.value()));
+    let Some(i) = s.headline_interval(m.statistic) else {
+        return [figure, "—".into(), String::new()];
     };
+    let level = if i.below_nominal() {
+        format!(" ({:.0} %)", i.level * 100.0)
+    } else {
+        String::new()
+    };
+    let rel = (i.high - i.low) / 2.0 / m.value().abs() * 100.0;
     [
-        format!("{}{stat}", scale.format_with_label(m.value())),
-        format!("{} … {}", scale.format(s.ci_low), scale.format(s.ci_high)),
+        figure,
+        format!("{} … {}{level}", scale.format(i.low), scale.format(i.high)),
         if rel.is_finite() {
             format!("±{rel:.1} %")
         } else {
@@ -42,7 +59,12 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
     ]
 }
 
-/// One table per report group, in the groups' order; unknown groups last.
+/// How to read the interval column, printed once under the tables.
+pub const INTERVAL_NOTE: &str = "CI: distribution-free ≥95 % interval of the median (its level shown where fewer repetitions reach less); \
+— : none, for a min or max headline or one sample.";
+
+/// One table per report group, in the groups' order; unknown groups last;
+/// then the measurements' warnings grouped by kind, one line each.
 pub fn measurements(ms: &[Measurement]) -> String {
     let mut out = String::new();
     let mut order: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
@@ -56,18 +78,15 @@ pub fn measurements(ms: &[Measurement]) -> String {
         if rows.is_empty() {
             continue;
         }
-        let mut t = table(&[
-            "benchmark",
-            "procs",
-            "figure",
-            "95 % CI of median",
-            "±",
-            "n",
-            "notes",
-        ]);
+        let mut t = table(&["benchmark", "procs", "figure", "CI", "±", "n", "notes"]);
         for m in rows {
             let [fig, ci, rel] = figure_cells(m);
-            let notes: Vec<&str> = m.warnings.iter().map(|w| w.code.as_str()).collect();
+            let notes: Vec<&str> = m
+                .warnings
+                .iter()
+                .filter(|w| moves_headline(w, m))
+                .map(|w| w.code.as_str())
+                .collect();
             t.add_row(vec![
                 Cell::new(&m.name),
                 Cell::new(m.parallel).set_alignment(CellAlignment::Right),
@@ -80,18 +99,53 @@ pub fn measurements(ms: &[Measurement]) -> String {
         }
         out.push_str(&format!("{}\n{t}\n", title(g)));
     }
-    let notes: Vec<String> = ms
-        .iter()
-        .flat_map(|m| {
-            m.warnings
-                .iter()
-                .map(move |w| format!("  {}: {} — {}", m.name, w.message, w.remedy))
-        })
-        .collect();
-    if !notes.is_empty() {
-        out.push_str("notes:\n");
-        out.push_str(&notes.join("\n"));
+    if !ms.is_empty() {
+        out.push_str(INTERVAL_NOTE);
         out.push('\n');
+    }
+    out.push_str(&warning_lines(ms, colour::enabled(Stream::Stdout)));
+    out
+}
+
+/// The measurements' warnings, one line per kind with a count and the
+/// remedy once (`warnings::group`), and where to find every one.
+pub fn warning_lines(ms: &[Measurement], coloured: bool) -> String {
+    let groups = group(ms);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{} (the notes column marks those that can move a figure; all: touchstone show RUN --warnings)\n",
+        colour::paint("warnings", colour::WARNING, coloured)
+    );
+    for g in groups {
+        out.push_str(&format!("  {g}\n"));
+    }
+    out
+}
+
+/// Every warning of a run, one per line: the run's, then each
+/// measurement's with its name (`show --warnings`).
+pub fn all_warnings(run: &Run) -> String {
+    let mut out = String::new();
+    for w in &run.warnings {
+        out.push_str(&format!("run: {}: {} — {}\n", w.code, w.message, w.remedy));
+    }
+    for m in &run.measurements {
+        for w in &m.warnings {
+            let mark = if moves_headline(w, m) {
+                " [marked]"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "{}: {}{mark}: {} — {}\n",
+                m.name, w.code, w.message, w.remedy
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no warnings\n");
     }
     out
 }
@@ -209,8 +263,15 @@ pub fn run_header(run: &Run) -> String {
             .collect();
         lines.push(format!("  caches: {}", caches.join(", ")));
     }
+    let coloured = colour::enabled(Stream::Stdout);
     for w in &run.warnings {
-        lines.push(format!("  warning: {} — {}", w.message, w.remedy));
+        lines.push(format!(
+            "  {} {}: {} — {}",
+            colour::paint("warning:", colour::WARNING, coloured),
+            w.code,
+            w.message,
+            w.remedy
+        ));
     }
     lines.join("\n") + "\n"
 }
@@ -238,6 +299,43 @@ pub fn runs(rows: &[RunRow]) -> String {
     format!("{t}\n")
 }
 
+/// The width a listing should fit: the terminal's, or 100 columns when
+/// standard output is not a terminal (a pipe, a file, a pager).
+pub fn listing_width() -> u16 {
+    Table::new().width().unwrap_or(100)
+}
+
+/// A table of text cells fitted to `width` columns, each column at least
+/// as wide as its longest word so that a word is never split (a line wraps
+/// only at spaces); wider than `width` only when those words alone are.
+pub fn fitted_table(header: &[&str], rows: &[Vec<String>], width: u16) -> String {
+    let mut t = table(header);
+    t.force_no_tty().set_width(width);
+    let longest_word = |text: &str| {
+        text.split_whitespace()
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let constraints: Vec<ColumnConstraint> = (0..header.len())
+        .map(|c| {
+            let word = rows
+                .iter()
+                .map(|r| r.get(c).map_or(0, |x| longest_word(x)))
+                .chain(std::iter::once(longest_word(header[c])))
+                .max()
+                .unwrap_or(0);
+            // comfy-table counts a column's padding (one space each side).
+            ColumnConstraint::LowerBoundary(Width::Fixed(word as u16 + 2))
+        })
+        .collect();
+    t.set_constraints(constraints);
+    for r in rows {
+        t.add_row(r.iter().map(Cell::new).collect::<Vec<_>>());
+    }
+    format!("{t}\n")
+}
+
 /// Any table of text cells in the common style (used for catalogue listings).
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut t = table(header);
@@ -251,6 +349,133 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
 mod tests {
     use super::*;
     use crate::testdata::{snapshot, tcp_rr};
+    use touchstone_results::{checks, Interval, Summary, Unit};
+
+    /// A latency measurement of `samples`, `preempted` of its intervals
+    /// preempted, with the warnings the harness gives it.
+    fn measured(name: &str, stat: Statistic, samples: &[f64], preempted: usize) -> Measurement {
+        let summary = Summary::of(samples).unwrap();
+        let mut warnings: Vec<_> = checks::check_ci(&summary).into_iter().collect();
+        warnings.extend(checks::check_few_repetitions(&summary));
+        warnings.extend(checks::check_preempted(preempted, samples.len()));
+        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(1_700_000_000, 0).unwrap();
+        Measurement {
+            invalid: None,
+            name: name.into(),
+            benchmark: name.split('/').next().unwrap().into(),
+            group: "mem".into(),
+            params: Default::default(),
+            parallel: 1,
+            unit: Unit::Ns,
+            statistic: stat,
+            samples: samples.to_vec(),
+            per_process: vec![],
+            summary,
+            intervals: (0..samples.len())
+                .map(|i| Interval {
+                    process: 0,
+                    start_ns: 0,
+                    end_ns: 1,
+                    iterations: 1,
+                    preemptions: u32::from(i < preempted),
+                })
+                .collect(),
+            baseline: None,
+            warnings,
+            extra: Default::default(),
+            started_at: t,
+            ended_at: t,
+            convergence: None,
+        }
+    }
+
+    /// The issue's `-r 3`: the interval printed covered 75 %, under a
+    /// heading that said 95 %.
+    #[test]
+    fn three_repetitions_print_the_level_reached() {
+        let m = measured(
+            "lat_syscall/null",
+            Statistic::Median,
+            &[100.0, 101.0, 102.0],
+            0,
+        );
+        let [fig, ci, rel] = figure_cells(&m);
+        assert_eq!(fig, "101.0 ns");
+        assert_eq!(ci, "100.0 … 102.0 (75 %)");
+        assert_eq!(rel, "±1.0 %");
+        let seven = [100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0];
+        let [_, ci, _] = figure_cells(&measured("x", Statistic::Median, &seven, 0));
+        assert!(!ci.contains('('), "at 98 % no level is needed: {ci}");
+    }
+
+    #[test]
+    fn one_repetition_prints_no_interval() {
+        let m = measured("lat_syscall/null", Statistic::Median, &[100.0], 0);
+        assert_eq!(figure_cells(&m)[1..], ["—".to_string(), String::new()]);
+    }
+
+    #[test]
+    fn a_min_headline_does_not_borrow_the_medians_interval() {
+        let samples = [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.0];
+        let m = measured("lat_ops/int64_add", Statistic::Min, &samples, 0);
+        let [fig, ci, rel] = figure_cells(&m);
+        assert_eq!(fig, "1.000 ns (min)");
+        assert_eq!((ci.as_str(), rel.as_str()), ("—", ""));
+        let text = measurements(&[m]);
+        assert!(
+            !text.contains("ci-wide,") && !text.contains("┆ ci-wide"),
+            "{text}"
+        );
+    }
+
+    /// The summary's '!' follows the same rule as the notes column: one
+    /// preempted interval of seven does not mark a median, a wide interval does.
+    #[test]
+    fn the_summary_marks_only_figures_a_warning_can_move() {
+        let tight = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6];
+        let wide = [60.0, 80.0, 90.0, 100.0, 110.0, 120.0, 140.0];
+        let mut run = crate::testdata::run("r1", "h", vec![]);
+        run.measurements = vec![
+            measured("lat_mem_rd/size:1m", Statistic::Median, &tight, 1),
+            measured("lat_mem_rd/size:2m", Statistic::Median, &wide, 0),
+        ];
+        let runs = [run];
+        let m = touchstone_analysis::table::Matrix::build(&runs).unwrap();
+        let sheets = crate::sheet::summary(&m, &[0]);
+        let row = &sheets[0].rows[0];
+        let marked: Vec<bool> = row[2..].iter().map(|c| c.ends_with(" !")).collect();
+        assert_eq!(marked, [false, true], "{row:?}");
+    }
+
+    /// The issue's warning flood: "preempted" on every memory-latency
+    /// point, one of seven intervals, each a sentence with its remedy.
+    #[test]
+    fn a_flood_of_one_kind_is_one_line_and_marks_no_figure() {
+        let tight = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6];
+        let ms: Vec<Measurement> = (0..37)
+            .map(|i| {
+                measured(
+                    &format!("lat_mem_rd/size:{i}k"),
+                    Statistic::Median,
+                    &tight,
+                    1,
+                )
+            })
+            .collect();
+        let text = measurements(&ms);
+        let warning_lines: Vec<&str> = text.lines().filter(|l| l.contains("preempted")).collect();
+        assert_eq!(warning_lines.len(), 1, "{text}");
+        assert!(
+            warning_lines[0]
+                .starts_with("  preempted: 37 measurements lost 1 of 7 intervals to other work — "),
+            "{}",
+            warning_lines[0]
+        );
+        assert!(
+            !text.contains("\u{1b}["),
+            "no colour into a string for a pipe"
+        );
+    }
 
     #[test]
     fn curve_tables_snapshot() {

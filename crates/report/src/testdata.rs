@@ -55,6 +55,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
             rule,
             width: Some(2.0 * half / throughput),
             converged: 2.0 * half / throughput <= rule.width,
+            cut_by_budget: false,
         },
         latency: Latency::of(&h),
         by_type: vec![],

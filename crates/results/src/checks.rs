@@ -4,7 +4,7 @@
 
 use crate::host::Host;
 use crate::model::Warning;
-use crate::stats::Summary;
+use crate::stats::{Summary, NOMINAL_LEVEL};
 use crate::warnings::WarningCode;
 
 /// Load average above this fraction of a CPU means another program competes.
@@ -76,7 +76,7 @@ pub fn host_warnings(host: &Host, profile: &str) -> Vec<Warning> {
 
 /// The confidence interval of the median is wider than 5 % of it.
 pub fn check_ci(summary: &Summary) -> Option<Warning> {
-    if summary.median == 0.0 {
+    if summary.median == 0.0 || summary.n < 2 {
         return None;
     }
     let width = (summary.ci_high - summary.ci_low) / summary.median.abs();
@@ -84,10 +84,28 @@ pub fn check_ci(summary: &Summary) -> Option<Warning> {
         Warning::new(
             WarningCode::CiWide,
             format!(
-                "95 % confidence interval is {:.1} % of the median",
+                "the {:.0} % confidence interval of the median is {:.1} % of it",
+                summary.ci_level * 100.0,
                 width * 100.0
             ),
         )
+    })
+}
+
+/// Too few samples for the median's interval to reach 95 % (sign-test
+/// coverage, see `stats`): the level reached, or that there is none.
+pub fn check_few_repetitions(summary: &Summary) -> Option<Warning> {
+    (summary.ci_level + 1e-12 < NOMINAL_LEVEL).then(|| {
+        let message = if summary.n < 2 {
+            format!("{} sample: no confidence interval", summary.n)
+        } else {
+            format!(
+                "{} samples: the interval of the median (min … max) covers {:.0} %, not 95 %",
+                summary.n,
+                summary.ci_level * 100.0
+            )
+        };
+        Warning::new(WarningCode::FewRepetitions, message)
     })
 }
 
@@ -144,6 +162,21 @@ mod tests {
             ]
         );
         assert!(w.iter().all(|w| !w.remedy.is_empty()));
+    }
+
+    #[test]
+    fn three_repetitions_are_flagged_with_the_level_reached() {
+        let w = check_few_repetitions(&Summary::of(&[1.0, 2.0, 3.0]).unwrap()).unwrap();
+        assert_eq!(w.code, "few-repetitions");
+        assert!(w.message.contains("75 %"), "{}", w.message);
+        let one = check_few_repetitions(&Summary::of(&[1.0]).unwrap()).unwrap();
+        assert!(
+            one.message.contains("no confidence interval"),
+            "{}",
+            one.message
+        );
+        let six = Summary::of(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert!(check_few_repetitions(&six).is_none());
     }
 
     #[test]

@@ -192,9 +192,96 @@ pub fn assess(rule: &Rule, series: &[f64]) -> Assessment {
     }
 }
 
+/// How a micro-benchmark's repetitions were extended until its median's
+/// interval was narrow enough (`run --converge`): stored with the
+/// measurement, absent when it was not asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MedianConvergence {
+    /// `confidence` and `width` as for workloads; `max_trials` bounds the
+    /// rounds (`min_trials` does not apply: one round of R repetitions
+    /// already has an interval).
+    pub rule: Rule,
+    /// Rounds of the plan's repetitions that were run (each a fresh set of
+    /// processes, warmed up again).
+    pub rounds: usize,
+    /// Total width of the median's distribution-free interval at
+    /// `rule.confidence`, as a fraction of the median, after the last
+    /// round; null when none exists (too few samples, a median of zero).
+    pub width: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Apply `rule` to a micro-benchmark's samples after `rounds` rounds: the
+/// sign-test interval of the median (`stats::median_ci_ranks`) at
+/// `rule.confidence` must reach that confidence and have a total width of
+/// at most `rule.width` of the median. The same question the workloads ask
+/// of their trials' mean, asked of the statistic micro-benchmarks report.
+pub fn assess_median(rule: &Rule, samples: &[f64], rounds: usize) -> MedianConvergence {
+    let mut s: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
+    let width = (s.len() >= 2).then(|| {
+        let (lo, hi, level) = crate::stats::median_ci_ranks(s.len(), rule.confidence);
+        let median = crate::stats::quantile_sorted(&s, 0.5);
+        (level + 1e-12 >= rule.confidence && median != 0.0).then(|| (s[hi] - s[lo]) / median.abs())
+    });
+    let width = width.flatten();
+    let verdict = if width.is_some_and(|w| w <= rule.width) {
+        Verdict::Converged
+    } else if rounds >= rule.max_trials {
+        Verdict::NotConverged
+    } else {
+        Verdict::More
+    };
+    MedianConvergence {
+        rule: *rule,
+        rounds,
+        width,
+        verdict,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_median_converges_when_its_interval_is_narrow_enough() {
+        let rule = Rule::parse("95,5").unwrap();
+        // Seven samples: the 95 % interval is min … max (98.4 %): 4 % wide.
+        let tight = [100.0, 101.0, 102.0, 103.0, 99.0, 100.5, 101.5];
+        let a = assess_median(&rule, &tight, 1);
+        assert_eq!(a.verdict, Verdict::Converged, "{a:?}");
+        assert!((a.width.unwrap() - 0.04 / 1.01).abs() < 1e-9, "{a:?}");
+        // One wild sample of seven stretches min … max past 5 %: more.
+        let wild = [100.0, 101.0, 102.0, 103.0, 150.0, 100.5, 101.5];
+        assert_eq!(assess_median(&rule, &wild, 1).verdict, Verdict::More);
+        // Fourteen samples: x(3) … x(12) leaves the wild one out.
+        let both: Vec<f64> = wild.iter().chain(&tight).copied().collect();
+        assert_eq!(assess_median(&rule, &both, 2).verdict, Verdict::Converged);
+    }
+
+    #[test]
+    fn three_samples_never_reach_95_percent_so_rounds_continue() {
+        // The issue's -r 3: min … max covers 75 %, whatever its width.
+        let rule = Rule::parse("95,50").unwrap();
+        let a = assess_median(&rule, &[100.0, 100.0, 100.0], 1);
+        assert_eq!((a.verdict, a.width), (Verdict::More, None));
+        let six = [100.0; 6];
+        assert_eq!(assess_median(&rule, &six, 2).verdict, Verdict::Converged);
+    }
+
+    #[test]
+    fn a_median_that_stays_wide_stops_at_the_maximum_rounds() {
+        let rule = Rule {
+            max_trials: 3,
+            ..Rule::parse("95,1").unwrap()
+        };
+        let noisy = [100.0, 130.0, 80.0, 120.0, 90.0, 110.0, 70.0];
+        assert_eq!(assess_median(&rule, &noisy, 2).verdict, Verdict::More);
+        let a = assess_median(&rule, &noisy, 3);
+        assert_eq!(a.verdict, Verdict::NotConverged);
+        assert!(a.width.unwrap() > 0.01);
+    }
 
     /// Run the rule as the engine does: one trial at a time until it stops.
     fn stops_after(rule: &Rule, series: &[f64]) -> (usize, Assessment) {

@@ -331,6 +331,7 @@ mod tests {
                 rule,
                 width: Some(0.01),
                 converged: true,
+                cut_by_budget: false,
             },
             latency: Latency::of(&h),
             by_type: vec![TypeLatency {

@@ -227,14 +227,31 @@ pub struct Measurement {
     /// Extra named figures a benchmark derives (e.g. detected cache sizes).
     #[serde(default)]
     pub extra: BTreeMap<String, f64>,
+    /// Why the headline is not a figure at all (e.g. a subtracted overhead
+    /// at least as large as what it was subtracted from): the measurement is
+    /// kept for the record but never sorted, compared or put in an index.
+    /// Absent for a valid figure and in documents written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
+    /// How the repetitions were extended until the median's interval was
+    /// narrow enough (`run --converge`); absent when not asked for (and in
+    /// older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<crate::convergence::MedianConvergence>,
 }
 
 impl Measurement {
     /// The headline figure (the chosen statistic of the samples).
     pub fn value(&self) -> f64 {
         self.summary.get(self.statistic)
+    }
+
+    /// The headline when it is a figure; None when the measurement is
+    /// marked invalid (see `invalid`).
+    pub fn valid_value(&self) -> Option<f64> {
+        self.invalid.is_none().then(|| self.value())
     }
 }
 

@@ -6,7 +6,18 @@
 //! median with probability P(j <= B <= n-j), B ~ Binomial(n, 1/2) — the
 //! classic sign-test interval, which assumes nothing about the shape of the
 //! distribution. With fewer than 6 samples no pair reaches 95 %; the widest
-//! pair (min, max) is used and its real coverage is recorded.
+//! pair (min, max) is used and its real coverage is recorded (75 % at n = 3,
+//! 50 % at n = 2). touchstone honours the repetitions asked for rather than
+//! silently taking more: the achieved level is stored (`ci_level`) and
+//! printed beside the interval whenever it falls below the nominal 95 %.
+//! One sample has no interval at all (`ci_level` 0).
+//!
+//! The interval is the median's. A headline that is a minimum or a maximum
+//! (a physical limit: the fastest pass, the highest clock) has no
+//! distribution-free interval from its own samples — the extreme of n draws
+//! is not bracketed by any pair of them with a known probability — so such
+//! a figure is shown with none (`Summary::headline_interval`), never with the
+//! median's under its heading.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +50,28 @@ pub struct Summary {
     pub ci_level: f64,
 }
 
+/// The nominal level of every interval touchstone prints: the narrowest
+/// order-statistic pair reaching at least this coverage is chosen.
+pub const NOMINAL_LEVEL: f64 = 0.95;
+
+/// A headline figure's confidence interval and the coverage it reaches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeadlineInterval {
+    pub low: f64,
+    pub high: f64,
+    /// Achieved coverage (a fraction): at least `NOMINAL_LEVEL` from six
+    /// samples on, less below.
+    pub level: f64,
+}
+
+impl HeadlineInterval {
+    /// Whether the interval falls short of the nominal level (too few
+    /// samples), so the level must be printed beside it.
+    pub fn below_nominal(&self) -> bool {
+        self.level + 1e-12 < NOMINAL_LEVEL
+    }
+}
+
 impl Summary {
     /// Summarise `samples`; `None` when there are none or any is not finite.
     pub fn of(samples: &[f64]) -> Option<Summary> {
@@ -48,7 +81,7 @@ impl Summary {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let (lo, hi, level) = median_ci_ranks(n, 0.95);
+        let (lo, hi, level) = median_ci_ranks(n, NOMINAL_LEVEL);
         Some(Summary {
             n,
             median: quantile_sorted(&s, 0.5),
@@ -70,6 +103,20 @@ impl Summary {
             return f64::INFINITY;
         }
         (self.ci_high - self.ci_low) / 2.0 / self.median.abs()
+    }
+
+    /// The interval of the figure a statistic selects, with its achieved
+    /// coverage: the median's interval for a median headline with at least
+    /// two samples; `None` for one sample (a zero-width "interval" says
+    /// nothing) and for a min or max headline (see the module's note).
+    pub fn headline_interval(&self, stat: Statistic) -> Option<HeadlineInterval> {
+        (stat == Statistic::Median && self.n >= 2 && self.ci_level > 0.0).then_some(
+            HeadlineInterval {
+                low: self.ci_low,
+                high: self.ci_high,
+                level: self.ci_level,
+            },
+        )
     }
 
     /// The figure a statistic selects.
@@ -100,7 +147,12 @@ pub fn quantile_sorted(s: &[f64], p: f64) -> f64 {
 
 /// Zero-based ranks (lo, hi) of the narrowest symmetric order-statistic
 /// interval covering the median with probability >= `level`, and its coverage.
+/// Below the sample count that reaches `level`, the widest pair (min, max)
+/// and its smaller coverage; one sample: (0, 0) with coverage 0.
 pub fn median_ci_ranks(n: usize, level: f64) -> (usize, usize, f64) {
+    if n < 2 {
+        return (0, 0, 0.0);
+    }
     // coverage(j) = P(j <= B <= n - j) for 1-based rank j.
     let pmf = binomial_half_pmf(n);
     let coverage = |j: usize| -> f64 { (j..=n - j).map(|i| pmf[i]).sum() };
@@ -152,7 +204,7 @@ mod tests {
     #[test]
     fn coverage_is_at_least_95_percent_from_six_samples() {
         for n in 6..200 {
-            let (lo, hi, level) = median_ci_ranks(n, 0.95);
+            let (lo, hi, level) = median_ci_ranks(n, NOMINAL_LEVEL);
             assert!(level >= 0.95, "n={n} level={level}");
             assert!(lo <= hi && hi < n);
             // and the next narrower interval would fall short
@@ -172,6 +224,37 @@ mod tests {
         assert_eq!((s.q1, s.q3), (3.5, 8.5));
         assert_eq!((s.ci_low, s.ci_high), (2.0, 10.0));
         assert_eq!(s.mean, 6.0);
+    }
+
+    /// Recorded from the issue: at `-r 3` the printed "95 % CI of median"
+    /// covered only 75 %; the summary must carry that level.
+    #[test]
+    fn three_samples_reach_only_75_percent_and_say_so() {
+        let s = Summary::of(&[10.0, 12.0, 11.0]).unwrap();
+        assert!((s.ci_level - 0.75).abs() < 1e-12, "{}", s.ci_level);
+        let i = s.headline_interval(Statistic::Median).unwrap();
+        assert_eq!((i.low, i.high), (10.0, 12.0));
+        assert!(i.below_nominal());
+        let seven = Summary::of(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
+        assert!(!seven
+            .headline_interval(Statistic::Median)
+            .unwrap()
+            .below_nominal());
+    }
+
+    #[test]
+    fn one_sample_has_no_interval() {
+        let s = Summary::of(&[42.0]).unwrap();
+        assert_eq!(s.ci_level, 0.0);
+        assert_eq!(s.headline_interval(Statistic::Median), None);
+    }
+
+    #[test]
+    fn a_min_or_max_headline_has_no_interval_of_the_median() {
+        let s = Summary::of(&[5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 7.0, 6.0, 8.0, 10.0, 11.0]).unwrap();
+        assert!(s.headline_interval(Statistic::Median).is_some());
+        assert_eq!(s.headline_interval(Statistic::Min), None);
+        assert_eq!(s.headline_interval(Statistic::Max), None);
     }
 
     #[test]

@@ -5,8 +5,14 @@
 //! written once and a code cannot be misspelt. Stored warnings keep their
 //! code as text: a run from a newer touchstone, whose codes this list does
 //! not know, still loads and shows.
+//!
+//! Every warning is stored and exported; on the terminal they are grouped
+//! by kind (`group`), one line each with a count and the remedy once, and a
+//! warning is marked on its figure only when it can move the headline
+//! (`moves_headline`).
 
-use crate::model::Warning;
+use crate::model::{Measurement, Warning};
+use crate::stats::Statistic;
 
 /// The list: `Variant = "code", "meaning", "remedy";`.
 macro_rules! warning_codes {
@@ -60,9 +66,15 @@ warning_codes! {
     CiWide = "ci-wide",
         "the confidence interval of the median is wider than 5 % of it",
         "re-run on a quiet machine or raise --repetitions";
+    FewRepetitions = "few-repetitions",
+        "too few repetitions for a 95 % interval of the median",
+        "the interval printed covers less (its level is shown beside it); use -r 6 or more for 95 %";
+    NotConverged = "not-converged",
+        "the median's interval did not narrow to the --converge width within its rounds",
+        "accept a wider interval (--converge 95,10), or re-run on a quiet machine";
     Preempted = "preempted",
         "other work took the CPU during timed intervals",
-        "re-run on a quiet machine; the median resists a few such intervals, not a majority";
+        "the median resists a few such intervals, not a majority; re-run on a quiet machine";
     Oversubscribed = "oversubscribed",
         "more processes than CPUs: they time-share",
         "read the figure as throughput under time-sharing, or use --parallel up to the CPU count";
@@ -88,6 +100,12 @@ warning_codes! {
     MhzDiffers = "mhz-differs",
         "the measured clock differs from the OS's figure by more than 10 %",
         "turbo, power saving or a virtual machine's nominal clock; the measured figure is what code runs at";
+    LevelNotDetected = "level-not-detected",
+        "a step of the latency curve is not reported as a level",
+        "it was not confirmed by resampling or a second chain, lies past the last cache, or the sweep is too sparse there; re-run on a quiet machine or measure a finer curve";
+    TlbDisagrees = "tlb-disagrees",
+        "the measured TLB entries differ from what cpuid reports",
+        "a hypervisor can report other TLB sizes than the hardware has, and replacement or a cache step can move a TLB step; see the curve";
 }
 
 impl WarningCode {
@@ -115,9 +133,246 @@ impl Warning {
     }
 }
 
+/// Whether warning `w` of measurement `m` can move its headline figure,
+/// and so is marked beside it (the rest are counted in the grouped lines):
+/// - `preempted`: a preempted interval reads long. The median moves only
+///   when more than a quarter of the intervals were preempted (then the
+///   interval's order statistics are themselves preempted ones); a min or
+///   max headline takes the best interval, so only when every one was.
+/// - `ci-wide`: the median's interval is wider than the 5 % band within
+///   which figures are read as equal, so the median itself is uncertain by
+///   more than that; a min or max headline is not the median.
+/// - `few-repetitions`, `oversubscribed`, `mhz-differs`: they say how to
+///   read a figure, and cannot move it (the level is printed beside the
+///   interval; time-sharing is what was asked for; the OS's clock is not
+///   the measured one).
+/// - everything else (overheads, cache levels, a code this touchstone does
+///   not know): yes.
+pub fn moves_headline(w: &Warning, m: &Measurement) -> bool {
+    match w.kind() {
+        Some(WarningCode::Preempted) => {
+            let total = m.intervals.len();
+            let preempted = m.intervals.iter().filter(|i| i.preemptions > 0).count();
+            if total == 0 {
+                // Intervals not kept (an imported summary): cannot tell.
+                return true;
+            }
+            match m.statistic {
+                Statistic::Median => preempted * 4 > total,
+                Statistic::Min | Statistic::Max => preempted == total,
+            }
+        }
+        Some(WarningCode::CiWide) => m.statistic == Statistic::Median,
+        Some(
+            WarningCode::FewRepetitions | WarningCode::Oversubscribed | WarningCode::MhzDiffers,
+        ) => false,
+        _ => true,
+    }
+}
+
+/// The warnings of one kind over a set of measurements, for one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarningGroup {
+    pub code: String,
+    /// Measurements carrying it.
+    pub count: usize,
+    /// Of those, where it can move the headline (marked on the figure).
+    pub marked: usize,
+    /// What happened, over all of them: a phrase that follows the count
+    /// ("lost 1–3 of 7 intervals to other work"), or for kinds without a
+    /// finer summary the kind's meaning, set off by a colon.
+    pub what: String,
+    /// Whether `what` reads on from the count (else it follows a colon).
+    pub follows_count: bool,
+    /// The remedy, once (the first occurrence's stored one).
+    pub remedy: String,
+}
+
+impl std::fmt::Display for WarningGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let noun = if self.count == 1 {
+            "measurement"
+        } else {
+            "measurements"
+        };
+        let sep = if self.follows_count { " " } else { ": " };
+        write!(f, "{}: {} {noun}{sep}{}", self.code, self.count, self.what)?;
+        if self.marked > 0 && self.marked < self.count {
+            write!(f, " ({} marked, where it can move the figure)", self.marked)?;
+        }
+        write!(f, " — {}", self.remedy)
+    }
+}
+
+/// "a" or "a–b" for a range of counts.
+fn span(lo: usize, hi: usize) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+/// The measurements' warnings grouped by kind, in the order each kind
+/// first appears.
+pub fn group(ms: &[Measurement]) -> Vec<WarningGroup> {
+    let mut codes: Vec<&str> = Vec::new();
+    for w in ms.iter().flat_map(|m| &m.warnings) {
+        if !codes.contains(&w.code.as_str()) {
+            codes.push(&w.code);
+        }
+    }
+    codes
+        .into_iter()
+        .map(|code| {
+            let hits: Vec<(&Measurement, &Warning)> = ms
+                .iter()
+                .flat_map(|m| m.warnings.iter().map(move |w| (m, w)))
+                .filter(|(_, w)| w.code == code)
+                .collect();
+            let (first_m, first_w) = hits[0];
+            let follows_count = matches!(
+                first_w.kind(),
+                Some(WarningCode::Preempted | WarningCode::CiWide)
+            );
+            let what = match first_w.kind() {
+                Some(WarningCode::Preempted) => {
+                    let counts: Vec<(usize, usize)> = hits
+                        .iter()
+                        .map(|(m, _)| {
+                            let lost = m.intervals.iter().filter(|i| i.preemptions > 0).count();
+                            (lost, m.intervals.len())
+                        })
+                        .filter(|&(_, total)| total > 0)
+                        .collect();
+                    match (
+                        counts.iter().map(|c| c.0).min(),
+                        counts.iter().map(|c| c.0).max(),
+                        counts.iter().map(|c| c.1).min(),
+                        counts.iter().map(|c| c.1).max(),
+                    ) {
+                        (Some(a), Some(b), Some(c), Some(d)) => format!(
+                            "lost {} of {} intervals to other work",
+                            span(a, b),
+                            span(c, d)
+                        ),
+                        _ => "lost intervals to other work".to_string(),
+                    }
+                }
+                Some(WarningCode::CiWide) => {
+                    let widest = hits
+                        .iter()
+                        .map(|(m, _)| {
+                            (m.summary.ci_high - m.summary.ci_low) / m.summary.median.abs()
+                        })
+                        .filter(|x| x.is_finite())
+                        .fold(0.0f64, f64::max);
+                    format!(
+                        "have a median's interval wider than 5 % of it (up to {:.0} %)",
+                        widest * 100.0
+                    )
+                }
+                Some(kind) => kind.meaning().to_string(),
+                // A code from a newer touchstone: its own words.
+                None if hits.len() == 1 => first_w.message.clone(),
+                None => format!("(e.g. {}: {})", first_m.name, first_w.message),
+            };
+            WarningGroup {
+                code: code.to_string(),
+                count: hits.len(),
+                marked: hits.iter().filter(|(m, w)| moves_headline(w, m)).count(),
+                what,
+                follows_count,
+                remedy: first_w.remedy.clone(),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::Interval;
+    use crate::stats::Summary;
+    use crate::units::Unit;
+
+    /// A measurement of `n` intervals, the first `preempted` of them preempted,
+    /// carrying the warnings the harness would give it.
+    fn measured(name: &str, stat: Statistic, n: usize, preempted: usize) -> Measurement {
+        let samples: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
+        let summary = Summary::of(&samples).unwrap();
+        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(1_700_000_000, 0).unwrap();
+        Measurement {
+            invalid: None,
+            name: name.into(),
+            benchmark: name.into(),
+            group: "proc".into(),
+            params: Default::default(),
+            parallel: 1,
+            unit: Unit::Ns,
+            statistic: stat,
+            samples,
+            per_process: vec![],
+            summary,
+            intervals: (0..n)
+                .map(|i| Interval {
+                    process: 0,
+                    start_ns: 0,
+                    end_ns: 1,
+                    iterations: 1,
+                    preemptions: u32::from(i < preempted),
+                })
+                .collect(),
+            baseline: None,
+            warnings: crate::checks::check_preempted(preempted, n)
+                .into_iter()
+                .collect(),
+            extra: Default::default(),
+            started_at: t,
+            ended_at: t,
+            convergence: None,
+        }
+    }
+
+    /// Recorded from the issue's quick suite: "preempted" on nearly every
+    /// memory-latency point, one of seven intervals each — it cannot move a
+    /// median, so it is counted, not marked.
+    #[test]
+    fn one_preempted_interval_of_seven_is_not_marked_two_of_seven_is() {
+        let one = measured("lat_mem_rd/size:1m", Statistic::Median, 7, 1);
+        assert!(!moves_headline(&one.warnings[0], &one));
+        let two = measured("lat_mem_rd/size:2m", Statistic::Median, 7, 2);
+        assert!(moves_headline(&two.warnings[0], &two));
+        // A min headline takes the best interval: only all preempted moves it.
+        let min = measured("lat_ops/int64_add", Statistic::Min, 7, 6);
+        assert!(!moves_headline(&min.warnings[0], &min));
+        let all = measured("lat_ops/int64_mul", Statistic::Min, 7, 7);
+        assert!(moves_headline(&all.warnings[0], &all));
+    }
+
+    #[test]
+    fn warnings_of_one_kind_make_one_line_with_a_count_and_the_remedy_once() {
+        let mut ms: Vec<Measurement> = (0..36)
+            .map(|i| measured(&format!("lat_mem_rd/size:{i}k"), Statistic::Median, 7, 1))
+            .collect();
+        ms.push(measured("lat_syscall/null", Statistic::Median, 7, 3));
+        ms.push(measured("quiet", Statistic::Median, 7, 0));
+        let groups = group(&ms);
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        let g = &groups[0];
+        assert_eq!((g.count, g.marked), (37, 1));
+        let line = g.to_string();
+        assert_eq!(
+            line,
+            format!(
+                "preempted: 37 measurements lost 1–3 of 7 intervals to other work \
+                 (1 marked, where it can move the figure) — {}",
+                WarningCode::Preempted.remedy()
+            )
+        );
+        assert_eq!(line.matches(WarningCode::Preempted.remedy()).count(), 1);
+    }
 
     #[test]
     fn codes_are_unique_stable_text_with_a_meaning_and_a_remedy() {

@@ -259,12 +259,14 @@ mod tests {
             assert!(m.baseline.is_some(), "{}: no baseline", m.name);
             assert!(m.samples.iter().all(|&x| x >= 0.0 && x.is_finite()));
             let swamped = m.warnings.iter().any(|w| w.code == "overhead-swamps");
-            // Either a positive figure or an explicit warning, never silence.
+            // Either a positive figure or an explicit warning, never silence;
+            // a zero is marked invalid, so nothing ranks or compares it.
             assert!(
-                m.value() > 0.0 || swamped,
+                m.value() > 0.0 || (swamped && m.invalid.is_some()),
                 "{}: zero without warning",
                 m.name
             );
+            assert_eq!(m.invalid.is_some(), m.value() <= 0.0, "{}", m.name);
         }
     }
 

@@ -1,5 +1,8 @@
-//! Cache levels: what the OS reports about the caches (sysfs), and the
-//! detection of levels (plateaus and steps) in a measured latency curve.
+//! Cache levels: what the OS reports about the caches (sysfs), the
+//! detection of levels (plateaus and steps) in a measured latency curve,
+//! and how far a detected step can be trusted: how often it reappears when
+//! the curve is rebuilt from resampled repetitions, and whether the sweep
+//! is dense enough around it to show it at all.
 
 use std::path::Path;
 
@@ -113,6 +116,152 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
         levels[k].size = Some(size);
     }
     levels
+}
+
+/// One point of a measured sweep: the working set (or page count), every
+/// repetition's figure, and the headline the run reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    pub size: u64,
+    pub samples: Vec<f64>,
+    pub headline: f64,
+}
+
+/// A step of a curve (the end of a plateau) with how far it can be trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The plateau the step ends (latency, its points, its size).
+    pub level: Level,
+    /// The step's size (the plateau's last size below the midpoint).
+    pub size: u64,
+    /// Fraction of resampled curves (see `steps`) that show this step (at
+    /// most one grid point away), and
+    /// when a confirming curve is given, show it there too.
+    pub confidence: f64,
+    /// Whether the sweep is fine enough to place the step: a measured size
+    /// at most 2× past it, and at least two points on its plateau.
+    pub resolved: bool,
+}
+
+/// Resampled curves per detection: enough that a confidence of 0.8 is
+/// read to within a few per cent.
+pub const RESAMPLES: usize = 200;
+
+/// The confidence a step needs to be reported as a level.
+pub const MIN_CONFIDENCE: f64 = 0.8;
+
+/// How far apart (as a ratio of sizes) two figures may be and still be
+/// the same step: one point of a grid with 2-3 points per doubling.
+pub const SAME_STEP: f64 = 1.5;
+
+/// The position in `grid` (sorted sizes) nearest to `size` on a log scale.
+fn grid_index(grid: &[u64], size: u64) -> usize {
+    let d = |g: u64| ((g as f64).ln() - (size as f64).ln()).abs();
+    (0..grid.len())
+        .min_by(|&a, &b| d(grid[a]).total_cmp(&d(grid[b])))
+        .unwrap_or(0)
+}
+
+/// Two steps are the same when they are at most one grid point apart (the
+/// grid cannot place a step more finely), or within `SAME_STEP`.
+fn same_step(grid: &[u64], a: u64, b: u64) -> bool {
+    let (lo, hi) = (a.min(b) as f64, a.max(b) as f64);
+    hi <= lo * SAME_STEP || grid_index(grid, a).abs_diff(grid_index(grid, b)) <= 1
+}
+
+/// The step sizes of `RESAMPLES` curves rebuilt from `points` by drawing
+/// each point's repetitions with replacement (the bootstrap) and taking
+/// the same statistic `stat` of the draw as the headline.
+fn resampled_steps(
+    points: &[&SweepPoint],
+    rise: f64,
+    stat: fn(&[f64]) -> f64,
+    seed: u64,
+) -> Vec<Vec<u64>> {
+    let mut rng = super::memory::Rng::new(seed);
+    let mut draw = Vec::new();
+    (0..RESAMPLES)
+        .map(|_| {
+            let curve: Vec<(u64, f64)> = points
+                .iter()
+                .map(|p| {
+                    if p.samples.is_empty() {
+                        return (p.size, p.headline);
+                    }
+                    draw.clear();
+                    for _ in 0..p.samples.len() {
+                        draw.push(p.samples[rng.below(p.samples.len())]);
+                    }
+                    (p.size, stat(&draw))
+                })
+                .collect();
+            detect_levels(&curve, rise)
+                .iter()
+                .filter_map(|l| l.size)
+                .collect()
+        })
+        .collect()
+}
+
+fn usable(points: &[SweepPoint]) -> Vec<&SweepPoint> {
+    let mut pts: Vec<&SweepPoint> = points
+        .iter()
+        .filter(|p| p.headline.is_finite() && p.headline > 0.0)
+        .collect();
+    pts.sort_by_key(|p| p.size);
+    pts
+}
+
+/// The steps of a sweep, each with its confidence. The headline curve is
+/// segmented by `detect_levels`. Its confidence is the fraction of
+/// resampled curves (the repetitions drawn with replacement, `stat` of
+/// each draw as the headline) that show a step at most one grid point (or
+/// `SAME_STEP`) away from it —
+/// and, when `confirm` (another chain measured in the same run, e.g. the
+/// in-page random chain next to the fully random one) is given, whose
+/// resampled twin shows it too. A step resting on a lucky or unlucky
+/// repetition, or one that a second chain measured minutes apart does not
+/// see (a burst of other work, a TLB effect that only one chain has), scores
+/// low. The last plateau (no step after it) is not a step.
+pub fn steps(
+    points: &[SweepPoint],
+    confirm: Option<&[SweepPoint]>,
+    rise: f64,
+    stat: fn(&[f64]) -> f64,
+) -> Vec<Step> {
+    let pts = usable(points);
+    let headline: Vec<(u64, f64)> = pts.iter().map(|p| (p.size, p.headline)).collect();
+    let levels = detect_levels(&headline, rise);
+    let found = resampled_steps(&pts, rise, stat, 0x5eed_1e7e1);
+    let twin = confirm.map(|c| resampled_steps(&usable(c), rise, stat, 0x7e1_5eed));
+    let sizes: Vec<u64> = pts.iter().map(|p| p.size).collect();
+    levels
+        .into_iter()
+        .filter_map(|level| {
+            let size = level.size?;
+            let agree = (0..RESAMPLES)
+                .filter(|&r| {
+                    found[r].iter().any(|&b| same_step(&sizes, b, size))
+                        && twin
+                            .as_ref()
+                            .is_none_or(|t| t[r].iter().any(|&b| same_step(&sizes, b, size)))
+                })
+                .count();
+            let after = sizes.iter().find(|&&s| s > size);
+            let resolved = after.is_some_and(|&a| a <= size * 2) && level.points.len() >= 2;
+            Some(Step {
+                level,
+                size,
+                confidence: agree as f64 / RESAMPLES as f64,
+                resolved,
+            })
+        })
+        .collect()
+}
+
+/// The minimum of a non-empty slice (the chase families' headline).
+pub fn min_of(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 pub fn median(v: &[f64]) -> f64 {

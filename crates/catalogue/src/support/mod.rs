@@ -6,6 +6,7 @@
 
 pub mod background_load;
 pub mod cache_levels;
+pub mod cpuid_tlb;
 pub mod echo_server;
 pub mod files;
 pub mod hot_potato;
@@ -15,5 +16,9 @@ pub mod one_way;
 pub mod ops;
 pub mod placement;
 pub mod pointer_chase;
+#[cfg(test)]
+pub mod recorded_curves;
+#[cfg(test)]
+pub mod recorded_tlb;
 pub mod sockets;
 pub mod sys;

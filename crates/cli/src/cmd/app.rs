@@ -1,20 +1,104 @@
-//! `touchstone app -- COMMAND…`: time a whole program with the harness's
-//! rigour. The benchmark itself is the catalogue's (`touchstone_catalogue::app`);
-//! this command parses, plans, and measures it in a run session, so the
-//! result is stored as the measurement `app/NAME` of a run of its own, and
-//! the run is finished (complete, failed with its reason, interrupted) on
-//! every path.
+//! `touchstone app -- COMMAND…` (or `-c 'CMD' -c 'CMD'…`): time whole
+//! programs with the harness's rigour. The benchmark itself is the
+//! catalogue's (`touchstone_catalogue::app`); this command parses, plans,
+//! and measures each command in one run session, so each result is stored
+//! as the measurement `app/NAME` of one run, and the run is finished
+//! (complete, failed with its reason, interrupted) on every path. With
+//! several commands, a summary names the fastest and how many times faster
+//! it ran than each of the others, with the ratio's confidence interval
+//! (as hyperfine's summary does).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use touchstone_catalogue::app::AppSpec;
+use touchstone_analysis::compare::ratio;
+use touchstone_catalogue::app::{AppCase, AppSpec};
+use touchstone_catalogue::params::{Kind, Param};
 use touchstone_harness::plan::{DEFAULT_REPETITIONS, MAX_REPETITIONS};
 use touchstone_results::units::format_value;
-use touchstone_results::{Run, Unit};
+use touchstone_results::{Measurement, Run, Unit};
 
 use crate::args::AppArgs;
 use crate::error::CliError;
 use crate::session::{Request, Session};
+
+/// The longest --timeout: the harness's own stall limit for a program.
+const MAX_TIMEOUT_NS: u64 = 30 * 24 * 3600 * 1_000_000_000;
+
+/// The commands to time, each as its argument vector: the words after `--`,
+/// or each `--command` string split as a shell splits words.
+fn commands(a: &AppArgs) -> Result<Vec<Vec<String>>, CliError> {
+    if a.commands.is_empty() {
+        return Ok(vec![a.command.clone()]);
+    }
+    a.commands
+        .iter()
+        .map(|c| match shlex::split(c) {
+            Some(words) if !words.is_empty() => Ok(words),
+            Some(_) => Err(CliError::Usage("--command '': an empty command".into())),
+            None => Err(CliError::Usage(format!(
+                "--command {c}: unbalanced quotes or a trailing backslash"
+            ))),
+        })
+        .collect()
+}
+
+/// One name per command: those given with --name, in order, or each
+/// program's file name; programs named alike are told apart by their
+/// place (`sleep-1`, `sleep-2`).
+fn names(given: &[String], commands: &[Vec<String>]) -> Result<Vec<Option<String>>, CliError> {
+    if !given.is_empty() {
+        if given.len() != commands.len() {
+            return Err(CliError::Usage(format!(
+                "{} --name for {} commands: give one per command, in order, or none",
+                given.len(),
+                commands.len()
+            )));
+        }
+        for (i, n) in given.iter().enumerate() {
+            if given[..i].contains(n) {
+                return Err(CliError::Usage(format!(
+                    "--name {n} is given twice: each command needs its own name"
+                )));
+            }
+        }
+        return Ok(given.iter().cloned().map(Some).collect());
+    }
+    let program = |c: &Vec<String>| {
+        let first = c.first().map(String::as_str).unwrap_or_default();
+        std::path::Path::new(first)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| first.to_string())
+    };
+    let programs: Vec<String> = commands.iter().map(program).collect();
+    Ok(programs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let alike = programs.iter().filter(|q| *q == p).count();
+            (alike > 1).then(|| format!("{p}-{}", i + 1))
+        })
+        .collect())
+}
+
+fn timeout(text: Option<&str>) -> Result<Option<Duration>, CliError> {
+    let Some(t) = text else { return Ok(None) };
+    let p = Param {
+        name: "--timeout",
+        help: "",
+        kind: Kind::Duration {
+            min_ns: 1_000_000,
+            max_ns: MAX_TIMEOUT_NS,
+        },
+        default: &[],
+        quick: &[],
+        positional: false,
+    };
+    Ok(Some(Duration::from_nanos(
+        p.parse(t).map_err(CliError::Usage)?.num,
+    )))
+}
 
 pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
     // Stage one: everything checked before anything runs.
@@ -24,46 +108,163 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
             "--repetitions {repetitions}: must be 1..={MAX_REPETITIONS}"
         )));
     }
-    let spec = AppSpec {
-        command: a.command.clone(),
-        name: a.name.clone(),
-        setup: a.setup.clone(),
-        cleanup: a.cleanup.clone(),
-        show_output: a.show_output,
-        warmup: a.warmup,
-        repetitions,
-    };
-    let mut case = spec.check().map_err(CliError::Usage)?;
-    let mut plan = spec.plan();
+    let timeout = timeout(a.timeout.as_deref())?;
+    let commands = commands(&a)?;
+    let names = names(&a.name, &commands)?;
+    let specs: Vec<AppSpec> = commands
+        .into_iter()
+        .zip(names)
+        .map(|(command, name)| AppSpec {
+            command,
+            name,
+            setup: a.setup.clone(),
+            cleanup: a.cleanup.clone(),
+            show_output: a.show_output,
+            warmup: a.warmup,
+            repetitions,
+            timeout,
+        })
+        .collect();
+    let mut cases: Vec<AppCase> = specs
+        .iter()
+        .map(|s| s.check().map_err(CliError::Usage))
+        .collect::<Result<_, _>>()?;
+    let mut plan = specs[0].plan();
 
     let mut session = Session::start(
         Request {
             db,
             store: !a.no_store,
             label: a.label.clone(),
-            selection: vec![case.label.name.clone()],
+            selection: cases.iter().map(|c| c.label.name.clone()).collect(),
             parallel: vec![1],
             quick: false,
-            planned: 1,
+            planned: cases.len(),
             workload: None,
         },
         &mut plan,
     )?;
-    session.start_case(&case.label.name);
-    let body = session.measure(&case.label, &mut case.bench, &case.shape, None, &plan);
-    session.finish(body, a.json, |run| per_run(run, a.warmup, repetitions))
+    let mut body = Ok(());
+    for case in &mut cases {
+        if session.interrupted() {
+            break;
+        }
+        session.start_case(&case.label.name);
+        body = session.measure(&case.label, &mut case.bench, &case.shape, None, &plan);
+        if body.is_err() {
+            break;
+        }
+    }
+    session.finish(body, a.json, |run| {
+        per_run(run, a.warmup, repetitions) + &summary(&run.measurements)
+    })
 }
 
-/// The resource use the benchmark recorded from wait4, under the table.
+/// The resource use each benchmark recorded from wait4, under the table.
 fn per_run(run: &Run, warmup: u32, repetitions: u32) -> String {
-    let Some(m) = run.measurements.first() else {
+    let mut out = String::new();
+    for m in &run.measurements {
+        let get = |k: &str| m.extra.get(k).copied().unwrap_or(f64::NAN);
+        let who = if run.measurements.len() > 1 {
+            format!("{}: ", m.name)
+        } else {
+            String::new()
+        };
+        out += &format!(
+            "{who}per run: user {}, system {}, peak RSS {:.1} MiB; {warmup} warm-up and {repetitions} timed runs, all exited 0\n",
+            format_value(Unit::Ns, get("user_cpu_s") * 1e9),
+            format_value(Unit::Ns, get("system_cpu_s") * 1e9),
+            get("peak_rss_bytes") / (1024.0 * 1024.0),
+        );
+    }
+    if let Some(overhead) = run
+        .measurements
+        .iter()
+        .filter_map(|m| m.extra.get("launch_overhead_ns"))
+        .copied()
+        .find(|x| x.is_finite())
+    {
+        out += &format!(
+            "launching and reaping a process (no program) takes {} here; it is part of every run's time, as with a shell or hyperfine -N\n",
+            format_value(Unit::Ns, overhead)
+        );
+    }
+    out
+}
+
+/// With several commands: the fastest, and how many times faster it ran
+/// than each other one, with the ratio's interval; "about as fast" when the
+/// interval includes 1.
+fn summary(ms: &[Measurement]) -> String {
+    if ms.len() < 2 {
         return String::new();
-    };
-    let get = |k: &str| m.extra.get(k).copied().unwrap_or(f64::NAN);
-    format!(
-        "per run: user {}, system {}, peak RSS {:.1} MiB; {warmup} warm-up and {repetitions} timed runs, all exited 0\n",
-        format_value(Unit::Ns, get("user_cpu_s") * 1e9),
-        format_value(Unit::Ns, get("system_cpu_s") * 1e9),
-        get("peak_rss_bytes") / (1024.0 * 1024.0),
-    )
+    }
+    let fastest = ms
+        .iter()
+        .min_by(|a, b| a.value().total_cmp(&b.value()))
+        .expect("two or more");
+    let mut out = format!("summary: {} ran\n", fastest.name);
+    for m in ms.iter().filter(|m| m.name != fastest.name) {
+        match ratio(fastest, m) {
+            Some(r) if r.differs() => {
+                out += &format!(
+                    "  {:.2} × faster than {} ({:.2}–{:.2}, {:.0} % interval)\n",
+                    r.ratio,
+                    m.name,
+                    r.low,
+                    r.high,
+                    r.level * 100.0
+                )
+            }
+            Some(r) => {
+                out += &format!(
+                    "  about as fast as {} (ratio {:.2}, interval {:.2}–{:.2} includes 1)\n",
+                    m.name, r.ratio, r.low, r.high
+                )
+            }
+            None => out += &format!("  (no ratio to {}: its figure is not positive)\n", m.name),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(c: &[&str]) -> Vec<String> {
+        c.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn programs_named_alike_are_told_apart_by_place() {
+        let cmds = vec![
+            words(&["sleep", "0.1"]),
+            words(&["/bin/true"]),
+            words(&["/usr/bin/sleep", "0.2"]),
+        ];
+        assert_eq!(
+            names(&[], &cmds).unwrap(),
+            [
+                Some("sleep-1".to_string()),
+                None,
+                Some("sleep-3".to_string())
+            ]
+        );
+        let given = words(&["a", "b", "c"]);
+        assert_eq!(names(&given, &cmds).unwrap()[1], Some("b".to_string()));
+        assert!(names(&words(&["a"]), &cmds).is_err());
+        assert!(names(&words(&["a", "b", "a"]), &cmds).is_err());
+    }
+
+    #[test]
+    fn timeouts_are_durations_within_bounds() {
+        assert_eq!(
+            timeout(Some("250ms")).unwrap(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(timeout(None).unwrap(), None);
+        assert!(timeout(Some("0s")).is_err());
+        assert!(timeout(Some("soon")).is_err());
+    }
 }

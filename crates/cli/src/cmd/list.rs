@@ -32,7 +32,24 @@ struct FamilyInfo {
 }
 
 pub fn list(json: bool) -> Result<(), CliError> {
-    let infos: Vec<FamilyInfo> = FAMILIES
+    let infos = family_infos();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&infos).expect("serialisable")
+        );
+        return Ok(());
+    }
+    print!(
+        "{}",
+        listing(&infos, touchstone_report::terminal::listing_width())
+    );
+    Ok(())
+}
+
+/// Every family of the catalogue, as `list` shows it.
+fn family_infos() -> Vec<FamilyInfo> {
+    FAMILIES
         .iter()
         .map(|f| FamilyInfo {
             name: f.name,
@@ -66,59 +83,119 @@ pub fn list(json: bool) -> Result<(), CliError> {
             unsupported: (f.unsupported)(),
             workload: f.operation(),
         })
-        .collect();
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&infos).expect("serialisable")
-        );
-        return Ok(());
+        .collect()
+}
+
+/// A parameter as the listing shows it: `name = a | b | c [defaults]`, with
+/// spaces round the separators so a narrow column wraps between values,
+/// never inside a name; "[all]" when every choice is a default.
+fn param_text(p: &ParamInfo) -> String {
+    let range = p.range.replace('|', " | ");
+    let all_choices = p.range.contains('|') && p.default.len() == p.range.split('|').count();
+    let defaults = match (p.name, p.default.is_empty()) {
+        ("load", true) => "doubling to 4 × CPUs".to_string(),
+        _ if all_choices => "all".to_string(),
+        _ => p.default.join(", "),
+    };
+    format!("{} = {range} [{defaults}]", p.name)
+}
+
+/// What sets a family apart, or nothing: most run in the default suite
+/// and take --parallel, so only the exceptions are noted.
+fn notes(f: &FamilyInfo) -> String {
+    let mut notes = Vec::new();
+    if let Some(op) = f.workload {
+        notes.push(format!("workload: {op}s/s against load"));
     }
-    let rows: Vec<Vec<String>> = infos
-        .iter()
-        .map(|f| {
-            let params: Vec<String> = f
-                .params
-                .iter()
-                .map(|p| match (p.name, p.default.is_empty()) {
-                    ("load", true) => format!("{}={} [doubling to 4 × CPUs]", p.name, p.range),
-                    _ => format!("{}={} [{}]", p.name, p.range, p.default.join(",")),
-                })
-                .collect();
-            let mut notes = Vec::new();
-            if let Some(op) = f.workload {
-                notes.push(format!("workload: {op}s/s against load"));
-            }
-            if f.default_suite {
-                notes.push("default".to_string());
-            }
-            if f.parallel.is_some() {
-                notes.push("no --parallel".to_string());
-            }
-            if let Some(u) = &f.unsupported {
-                notes.push(format!("unsupported: {u}"));
-            }
-            vec![
-                f.name.to_string(),
-                f.group.to_string(),
-                f.summary.to_string(),
-                params.join("\n"),
-                notes.join(", "),
-            ]
-        })
-        .collect();
-    print!(
-        "{}",
-        touchstone_report::terminal::text_table(
+    if !f.default_suite {
+        notes.push("not in the default suite".to_string());
+    }
+    if f.parallel.is_some() {
+        notes.push("no --parallel".to_string());
+    }
+    if let Some(u) = &f.unsupported {
+        notes.push(format!("unsupported here: {u}"));
+    }
+    notes.join("; ")
+}
+
+/// The catalogue as one table per report group, fitted to `width` columns.
+fn listing(infos: &[FamilyInfo], width: u16) -> String {
+    let mut out = String::from(
+        "Every family runs in the default suite and takes --parallel unless noted (`run all`: every one).\n",
+    );
+    let mut groups: Vec<&str> = Vec::new();
+    for f in infos {
+        if !groups.contains(&f.group) {
+            groups.push(f.group);
+        }
+    }
+    for g in groups {
+        let rows: Vec<Vec<String>> = infos
+            .iter()
+            .filter(|f| f.group == g)
+            .map(|f| {
+                vec![
+                    f.name.to_string(),
+                    f.summary.to_string(),
+                    f.params
+                        .iter()
+                        .map(param_text)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    notes(f),
+                ]
+            })
+            .collect();
+        out.push_str(&format!("\n{} ({g})\n", title(g)));
+        out.push_str(&touchstone_report::terminal::fitted_table(
             &[
                 "benchmark",
-                "group",
                 "what it measures",
                 "parameters [defaults]",
-                "notes"
+                "notes",
             ],
-            &rows
-        )
-    );
-    Ok(())
+            &rows,
+            width,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn infos() -> Vec<FamilyInfo> {
+        family_infos()
+    }
+
+    /// The issue: ~360 characters wide without a terminal, parameter names
+    /// wrapped mid-word, "default" in the notes of nearly every row.
+    #[test]
+    fn the_listing_fits_100_columns_and_never_splits_a_word() {
+        let infos = infos();
+        let text = listing(&infos, 100);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= 100, "{widest} columns:\n{text}");
+        // Every parameter name and value appears whole on some line.
+        for f in &infos {
+            for p in &f.params {
+                for word in param_text(p).split_whitespace() {
+                    assert!(
+                        text.lines()
+                            .any(|l| l.split_whitespace().any(|w| w == word)),
+                        "'{word}' of {} split:\n{text}",
+                        f.name
+                    );
+                }
+            }
+        }
+        let noted: Vec<&str> = infos
+            .iter()
+            .filter(|f| notes(f).contains("default"))
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(noted, ["tcp_rr"], "only the exception is noted");
+    }
 }

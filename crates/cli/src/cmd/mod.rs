@@ -1,17 +1,20 @@
 //! One file per subcommand; `dispatch` routes to them.
 
 mod app;
+mod dry_run;
+mod generate;
 mod list;
 mod predict;
 mod report;
 mod run;
+mod runs_filter;
 mod stored;
 
 use std::path::PathBuf;
 
 use touchstone_results::store::{Open, Store};
 
-use crate::args::{Cli, Command, RunsAction};
+use crate::args::{Cli, Command, ReportFormat, RunsAction};
 use crate::error::CliError;
 
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
@@ -20,7 +23,17 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::List { json } => list::list(json),
         Command::Run(a) => run::run(db, a),
         Command::Runs(a) => match a.action {
-            None => stored::runs(&open(db, Open::ReadOnly)?, a.json),
+            None => {
+                // Checked before the store is opened: bad input is reported as such.
+                let filter = runs_filter::RunFilter::parse(
+                    a.label,
+                    a.host,
+                    a.since.as_deref(),
+                    a.until.as_deref(),
+                    chrono::Utc::now(),
+                )?;
+                stored::runs(&open(db, Open::ReadOnly)?, a.json, &filter)
+            }
             Some(RunsAction::Delete { runs, yes }) => {
                 stored::delete(&mut open(db, Open::MustExist)?, &runs, yes)
             }
@@ -28,7 +41,23 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 stored::relabel(&mut open(db, Open::MustExist)?, &run, &label, yes)
             }
         },
-        Command::Show { run, json } => stored::show(&open(db, Open::ReadOnly)?, &run, json),
+        Command::Show {
+            run,
+            json,
+            format,
+            warnings,
+        } => {
+            let format = match (json, format) {
+                (true, Some(f)) if f != ReportFormat::Json => {
+                    return Err(CliError::Usage(
+                        "--json and --format disagree: give one of them".into(),
+                    ))
+                }
+                (true, _) => ReportFormat::Json,
+                (false, f) => f.unwrap_or(ReportFormat::Table),
+            };
+            stored::show(&open(db, Open::ReadOnly)?, &run, format, warnings)
+        }
         Command::Export { runs, output } => {
             stored::export(&open(db, Open::ReadOnly)?, &runs, output.as_deref())
         }
@@ -37,6 +66,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { dir } => generate::man(dir.as_deref()),
     }
 }
 

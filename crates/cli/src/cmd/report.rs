@@ -113,6 +113,10 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
     let others: Vec<usize> = (1..runs.len()).collect();
     let c = compare::compare(&m, 0, &others);
     let idx = indices(&m, &c);
+    if a.output.is_some() {
+        // Faster/slower are coloured on a terminal, never in a file.
+        touchstone_report::colour::disable();
+    }
     emit(
         a.output.as_deref(),
         &touchstone_report::comparison(&m, &c, &idx, format(a.format)),

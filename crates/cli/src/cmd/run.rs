@@ -3,7 +3,8 @@
 //! to the store the moment it is done and always finishes the stored run.
 //! Micro-benchmarks and workloads mix in one selection: a workload case is
 //! swept into a load curve (its `load:` ladder × `--cpus`, trials until
-//! `--converge`), checked — loads, limits, CPU counts, the rule — with the
+//! `--converge`; a micro-benchmark given `--converge` repeats rounds of its
+//! repetitions until its median's interval is that narrow), checked — loads, limits, CPU counts, the rule — with the
 //! rest before anything runs.
 
 use std::collections::BTreeMap;
@@ -16,11 +17,11 @@ use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
-use touchstone_report::terminal;
 use touchstone_results::convergence::Rule;
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
 
+use super::dry_run::{self, DryRun};
 use crate::args::RunArgs;
 use crate::error::CliError;
 use crate::session::{failpoint, Request, Session};
@@ -168,7 +169,6 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
 fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     [
         (!a.cpus.is_empty(), "--cpus"),
-        (a.converge.is_some(), "--converge"),
         (a.window.is_some(), "--window"),
         (a.warmup.is_some(), "--warmup"),
         (a.budget.is_some(), "--budget"),
@@ -196,6 +196,9 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32]) -> Curve {
 pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     let mut plan = plan(&a)?;
     let settings = sweep_settings(&a)?;
+    // Micro-benchmarks converge too: rounds of R repetitions until the
+    // median's interval is as narrow as asked (quick: at most 4 rounds).
+    plan.converge = a.converge.is_some().then_some(settings.rule);
     let mode = Mode { quick: a.quick };
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
@@ -221,16 +224,48 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // anything runs (the real instances are built again just before use);
     // a workload's sweep is checked whole: its loads against the workload's
     // maximum and this shell's limits (`ulimit -n`, `ulimit -u`).
+    let (measured_cpus, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
+    let mut dry = DryRun::default();
     for c in &selection.cases {
         let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
         if c.family.is_workload() {
             let w = c.family.make_workload(&c.point, mode).map_err(usage)?;
-            workload::validate(&*w, &settings.plan(c), usable).map_err(|e| usage(e.to_string()))?;
+            let loads = workload::validate(&*w, &settings.plan(c), usable)
+                .map_err(|e| usage(e.to_string()))?;
+            let cost = dry_run::sweep_ns(
+                loads.len() * measured_cpus.len(),
+                &settings.trial,
+                &settings.rule,
+            );
+            dry.sweep(&c.name, loads, measured_cpus.clone(), cost);
         } else {
-            c.family.make(&c.point, mode).map_err(usage)?;
+            let built = c.family.make(&c.point, mode).map_err(usage)?;
+            for &p in &a.parallel {
+                let at = Plan {
+                    parallel: p,
+                    ..plan.clone()
+                };
+                let cost = dry_run::case_ns(&at, &built.shape, built.baseline.is_some());
+                dry.case(&c.name, p, cost);
+            }
         }
     }
-    let (_, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
+    if a.dry_run {
+        dry.skipped = selection
+            .skipped
+            .iter()
+            .map(|(name, why)| format!("{name}: {why}"))
+            .collect();
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&dry).expect("serialisable")
+            );
+        } else {
+            print!("{}", dry.text());
+        }
+        return Ok(());
+    }
     let mut session = Session::start(
         Request {
             db,
@@ -262,6 +297,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             })
             .collect(),
     );
+    session.expect_costs_ns(&dry.order_ns);
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
@@ -382,9 +418,8 @@ fn measure_all(
             .filter(|m| m.benchmark == f.name)
             .cloned()
             .collect();
+        // Printed once, with the rest, in the tables at the end.
         for m in derive(&own) {
-            let [fig, _, _] = terminal::figure_cells(&m);
-            session.note(&format!("derived {}: {fig}", m.name));
             session.record(m)?;
         }
     }

@@ -4,38 +4,57 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use touchstone_report::terminal;
+use touchstone_report::{run_export, terminal};
 use touchstone_results::store::{Store, StoreError};
 use touchstone_results::{json, Run};
 
+use crate::args::ReportFormat;
+use crate::cmd::runs_filter::RunFilter;
 use crate::error::CliError;
 
-pub fn runs(store: &Store, as_json: bool) -> Result<(), CliError> {
-    let rows = store.list_runs()?;
+pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliError> {
+    let all = store.list_runs()?;
+    let stored = all.len();
+    let rows: Vec<_> = all.into_iter().filter(|r| filter.matches(r)).collect();
     if as_json {
         println!(
             "{}",
             serde_json::to_string_pretty(&rows).expect("serialisable")
         );
-    } else if rows.is_empty() {
+    } else if stored == 0 {
         println!("no runs stored in {}", store.path().display());
+    } else if rows.is_empty() {
+        println!(
+            "none of the {stored} runs stored in {} matches",
+            store.path().display()
+        );
     } else {
         print!("{}", terminal::runs(&rows));
     }
     Ok(())
 }
 
-pub fn show(store: &Store, spec: &str, as_json: bool) -> Result<(), CliError> {
+pub fn show(
+    store: &Store,
+    spec: &str,
+    format: ReportFormat,
+    warnings: bool,
+) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
-    if as_json {
-        println!("{}", json::to_string(vec![run]));
-    } else {
-        print!(
+    if warnings {
+        print!("{}", terminal::all_warnings(&run));
+        return Ok(());
+    }
+    match format {
+        ReportFormat::Json => println!("{}", json::to_string(vec![run])),
+        ReportFormat::Csv => print!("{}", run_export::csv(&run)),
+        ReportFormat::Markdown => print!("{}", run_export::markdown(&run)),
+        ReportFormat::Table => print!(
             "{}\n{}{}",
             terminal::run_header(&run),
             terminal::measurements(&run.measurements),
             terminal::curves(&run.curves)
-        );
+        ),
     }
     Ok(())
 }

@@ -199,7 +199,7 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     out.push_str("</section>");
 
     // Summary tables.
-    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians, one unit per column; click a heading to sort. A figure marked ! carries warnings (see <code>touchstone show RUN</code>).</p>"#);
+    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians, one unit per column; click a heading to sort. A figure marked ! carries a warning that can move it (all: <code>touchstone show RUN --warnings</code>).</p>"#);
     for s in sheet::summary(m, order) {
         let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
         table(&mut out, &s);

@@ -1,0 +1,265 @@
+//! `touchstone run --dry-run`: the cases a run would measure and how long it
+//! would take, estimated from the checked plan alone — nothing is measured,
+//! nothing is stored. A micro-benchmark case costs its warm-up, about one
+//! interval of loop sizing and its timed intervals (repetitions × the
+//! interval target; twice when an overhead baseline is measured first); a
+//! workload sweep costs, at each of its points (loads × CPU counts), its
+//! trials × (warm-up + window), between the fewest trials the convergence
+//! rule accepts (plus the dropped warm-up trial) and the most it allows.
+//! Benchmarks whose one iteration outlasts the interval target, or whose
+//! setup is heavy (hundreds of MB to fault in), run longer than estimated:
+//! on the development VM the quick suite's estimate is about half its real
+//! time (the big-memory cases), the default suite's within 10 %.
+
+use serde::Serialize;
+use touchstone_harness::workload::TrialPlan;
+use touchstone_harness::{Plan, Shape};
+use touchstone_results::convergence::Rule;
+
+/// What a micro-benchmark measurement costs beyond its intervals: starting
+/// and stopping its processes, the benchmark's own setup, sizing's short
+/// intervals, the untimed work around each interval, storing the result.
+/// Measured: in a quick suite on the 2-vCPU development VM the median
+/// measurement took 80 ms more than its warm-up and intervals.
+const PER_MEASUREMENT_NS: u64 = 80_000_000;
+
+/// What a workload trial costs beyond its warm-up and window (starting the
+/// server and clients, collecting histograms): `tcp_rr --quick` took 11.4 s
+/// for 16 trials of 0.7 s.
+const PER_TRIAL_NS: u64 = 5_000_000;
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct CaseEstimate {
+    pub name: String,
+    pub parallel: u32,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct SweepEstimate {
+    pub name: String,
+    pub loads: Vec<u32>,
+    pub cpu_counts: Vec<u32>,
+    pub points: usize,
+    /// Every point converging after the fewest trials.
+    pub seconds: f64,
+    /// Every point running its most trials.
+    pub max_seconds: f64,
+}
+
+/// What a run would do and how long it would take.
+#[derive(Debug, Default, Serialize)]
+pub struct DryRun {
+    pub cases: Vec<CaseEstimate>,
+    pub sweeps: Vec<SweepEstimate>,
+    pub skipped: Vec<String>,
+    pub seconds: f64,
+    pub max_seconds: f64,
+    /// Each case's (each sweep's fewest-trials) estimate in the order the
+    /// run measures them, for the progress bar.
+    #[serde(skip)]
+    pub order_ns: Vec<u64>,
+}
+
+/// One micro-benchmark measurement at `plan.parallel` processes, in ns.
+pub fn case_ns(plan: &Plan, shape: &Shape, baseline: bool) -> u64 {
+    let interval = plan.interval_target(shape);
+    let warmup = plan.warmup_ns.max(shape.warmup_ns).max(interval);
+    let sizing = if shape.fixed_iterations.is_some() {
+        0
+    } else {
+        interval
+    };
+    let one = warmup + sizing + u64::from(plan.repetitions) * interval + PER_MEASUREMENT_NS;
+    if baseline {
+        2 * one
+    } else {
+        one
+    }
+}
+
+/// One workload sweep of `points` points: (fewest, most) ns.
+pub fn sweep_ns(points: usize, trial: &TrialPlan, rule: &Rule) -> (u64, u64) {
+    let one = trial.warmup_ns + trial.window_ns + PER_TRIAL_NS;
+    let fewest = (rule.min_trials + 1).min(rule.max_trials.max(1)) as u64;
+    let most = rule.max_trials.max(1) as u64;
+    let p = points as u64;
+    (p * fewest * one, p * most * one)
+}
+
+impl DryRun {
+    pub fn case(&mut self, name: &str, parallel: u32, ns: u64) {
+        self.order_ns.push(ns);
+        self.cases.push(CaseEstimate {
+            name: name.to_string(),
+            parallel,
+            seconds: ns as f64 * 1e-9,
+        });
+        self.seconds += ns as f64 * 1e-9;
+        self.max_seconds += ns as f64 * 1e-9;
+    }
+
+    pub fn sweep(&mut self, name: &str, loads: Vec<u32>, cpu_counts: Vec<u32>, ns: (u64, u64)) {
+        self.order_ns.push(ns.0);
+        self.seconds += ns.0 as f64 * 1e-9;
+        self.max_seconds += ns.1 as f64 * 1e-9;
+        self.sweeps.push(SweepEstimate {
+            name: name.to_string(),
+            points: loads.len() * cpu_counts.len(),
+            loads,
+            cpu_counts,
+            seconds: ns.0 as f64 * 1e-9,
+            max_seconds: ns.1 as f64 * 1e-9,
+        });
+    }
+
+    /// The listing for a terminal: one line per case, then the total.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let width = self
+            .cases
+            .iter()
+            .map(|c| c.name.len())
+            .chain(self.sweeps.iter().map(|s| s.name.len()))
+            .max()
+            .unwrap_or(0);
+        for c in &self.cases {
+            out += &format!(
+                "  {:width$}  ×{:<4} {:>9}\n",
+                c.name,
+                c.parallel,
+                duration(c.seconds)
+            );
+        }
+        for s in &self.sweeps {
+            let time = if s.max_seconds > s.seconds * 1.01 {
+                format!("{} to {}", duration(s.seconds), duration(s.max_seconds))
+            } else {
+                duration(s.seconds)
+            };
+            out += &format!(
+                "  {:width$}  loads {} × CPUs {}: {} points, {time}\n",
+                s.name,
+                list(&s.loads),
+                list(&s.cpu_counts),
+                s.points,
+            );
+        }
+        for why in &self.skipped {
+            out += &format!("  skipped {why}\n");
+        }
+        let upper = if self.max_seconds > self.seconds * 1.01 {
+            format!(
+                " (up to {} if every workload point needs its most trials)",
+                duration(self.max_seconds)
+            )
+        } else {
+            String::new()
+        };
+        out += &format!(
+            "{} measurement(s), {} workload sweep(s); estimated time about {}{upper}. Nothing was run.\n",
+            self.cases.len(),
+            self.sweeps.len(),
+            duration(self.seconds)
+        );
+        out
+    }
+}
+
+fn list(xs: &[u32]) -> String {
+    xs.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A duration for people: 850 ms, 12.3 s, 4 min 05 s, 1 h 02 min.
+pub fn duration(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{:.0} ms", seconds * 1e3)
+    } else if seconds < 60.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 3600.0 {
+        let s = seconds.round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        let m = (seconds / 60.0).round() as u64;
+        format!("{} h {:02} min", m / 60, m % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_costs_its_warm_up_sizing_and_repetitions() {
+        let plan = Plan {
+            repetitions: 11,
+            target_ns: 5_000_000,
+            warmup_ns: 10_000_000,
+            ..Plan::default()
+        };
+        let shape = Shape::latency(1.0);
+        let one = case_ns(&plan, &shape, false);
+        assert_eq!(
+            one,
+            10_000_000 + 5_000_000 + 11 * 5_000_000 + PER_MEASUREMENT_NS
+        );
+        assert_eq!(case_ns(&plan, &shape, true), 2 * one);
+        // Several processes: the long parallel interval.
+        let par = Plan {
+            parallel: 4,
+            ..plan.clone()
+        };
+        assert!(case_ns(&par, &shape, false) >= 11 * par.parallel_target_ns);
+    }
+
+    #[test]
+    fn a_sweep_costs_trials_of_warm_up_and_window_at_every_point() {
+        let trial = TrialPlan {
+            warmup_ns: 1_000_000_000,
+            window_ns: 3_000_000_000,
+            ..TrialPlan::default()
+        };
+        let rule = Rule {
+            min_trials: 3,
+            max_trials: 10,
+            ..Rule::default()
+        };
+        let (low, high) = sweep_ns(6, &trial, &rule);
+        let one = 4_000_000_000 + PER_TRIAL_NS;
+        assert_eq!(low, 6 * 4 * one);
+        assert_eq!(high, 6 * 10 * one);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(0.85), "850 ms");
+        assert_eq!(duration(12.34), "12.3 s");
+        assert_eq!(duration(245.0), "4 min 05 s");
+        assert_eq!(duration(3720.0), "1 h 02 min");
+    }
+
+    #[test]
+    fn the_listing_totals_cases_and_sweeps() {
+        let mut d = DryRun::default();
+        d.case("lat_syscall/null", 1, 60_000_000);
+        d.case("lat_syscall/null", 2, 2_000_000_000);
+        d.sweep(
+            "tcp_rr",
+            vec![1, 2],
+            vec![2],
+            (8_000_000_000, 20_000_000_000),
+        );
+        let t = d.text();
+        assert!(t.contains("lat_syscall/null  ×2"), "{t}");
+        assert!(
+            t.contains("loads 1,2 × CPUs 2: 2 points, 8.0 s to 20.0 s"),
+            "{t}"
+        );
+        assert!(t.contains("about 10.1 s (up to 22.1 s"), "{t}");
+        assert!(t.contains("Nothing was run"), "{t}");
+        assert_eq!(d.order_ns, [60_000_000, 2_000_000_000, 8_000_000_000]);
+    }
+}

@@ -1,0 +1,96 @@
+//! `touchstone completions SHELL` and `touchstone man`: shell completion
+//! scripts (clap_complete) and manual pages (clap_mangen) generated from
+//! the command-line definition itself, at run time, so they always match
+//! the binary that prints them (no build step, nothing to keep in sync).
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use crate::args::Cli;
+use crate::error::CliError;
+
+pub fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut cmd, "touchstone", &mut out);
+    out.flush().map_err(|e| stdout_error(&e))
+}
+
+/// The main page on standard output, or every page (touchstone.1,
+/// touchstone-run.1, …) written into `dir`.
+pub fn man(dir: Option<&Path>) -> Result<(), CliError> {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    match dir {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(page(&cmd).as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| stdout_error(&e))
+        }
+        Some(d) => {
+            let write = |c: &clap::Command| {
+                let name = c.get_display_name().unwrap_or(c.get_name());
+                std::fs::write(d.join(format!("{name}.1")), page(c))
+            };
+            std::fs::create_dir_all(d)
+                .and_then(|()| write(&cmd))
+                .and_then(|()| {
+                    cmd.get_subcommands()
+                        .filter(|c| !c.is_hide_set())
+                        .try_for_each(write)
+                })
+                .map_err(|e| CliError::File {
+                    path: d.display().to_string(),
+                    message: format!("cannot write the manual pages: {e}"),
+                })?;
+            println!("manual pages written to {}", d.display());
+            Ok(())
+        }
+    }
+}
+
+/// One manual page. clap_mangen refills the text after the options as a
+/// paragraph, which scrambles the aligned examples, so that text becomes an
+/// EXAMPLES section of its own, set line by line (`.nf`).
+fn page(cmd: &clap::Command) -> String {
+    let examples = cmd.get_after_help().map(|t| t.to_string());
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd.clone().after_help(None::<&str>))
+        .render(&mut buf)
+        .expect("rendering into memory cannot fail");
+    let mut text = String::from_utf8(buf).expect("roff is UTF-8");
+    if let Some(ex) = examples {
+        let section = format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff_lines(&ex));
+        match text.find(".SH VERSION") {
+            Some(at) => text.insert_str(at, &section),
+            None => text.push_str(&section),
+        }
+    }
+    text
+}
+
+/// Text as literal roff lines: backslashes and minus signs escaped, and a
+/// line that starts with a control character made plain.
+fn roff_lines(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let l = l.replace('\\', "\\e").replace('-', "\\-");
+            if l.starts_with('.') || l.starts_with('\'') {
+                format!("\\&{l}")
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn stdout_error(e: &std::io::Error) -> CliError {
+    CliError::File {
+        path: "standard output".into(),
+        message: e.to_string(),
+    }
+}
