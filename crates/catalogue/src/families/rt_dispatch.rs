@@ -565,7 +565,11 @@ mod tests {
     /// after its sender's timestamp; nothing left afterwards.
     #[test]
     fn every_via_dispatches_and_leaves_nothing() {
-        crate::testing::in_child(|| {
+        // The child runs a trial: its copy of the trial lock must be free
+        // (the guard goes with the closure; each side drops its copy).
+        let guard = touchstone_harness::parallel::hold_across_fork();
+        crate::testing::in_child(move || {
+            drop(guard);
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             for via in ["pipe", "futex", "sem", "signal", "msg1", "msg80"] {
                 let before = sem_ids();
@@ -581,9 +585,11 @@ mod tests {
                 let o = run_trial(&mut w, load, &cpus, &short(), 0)
                     .map_err(|e| format!("{via}: {e}"))?;
                 let h = o.latency();
-                // 100 ms windows, 1 ms apart, per waiter.
+                // 100 ms windows, 1 ms apart, per waiter; a waiter that is
+                // not back to waiting when the next wake-up comes takes the
+                // two as one (futex, signal), so on a busy machine fewer.
                 let want = 100 * load as u64;
-                if h.len() < want * 8 / 10 || h.len() > want * 11 / 10 {
+                if h.len() < want / 2 || h.len() > want * 11 / 10 {
                     return Err(format!(
                         "{via}: {} dispatches, about {want} expected",
                         h.len()
@@ -608,7 +614,11 @@ mod tests {
     /// (nor a stall: the death is seen, not the waiters' silence).
     #[test]
     fn a_sender_that_dies_is_an_error_not_a_hang() {
-        crate::testing::in_child(|| {
+        // The child runs a trial: its copy of the trial lock must be free
+        // (the guard goes with the closure; each side drops its copy).
+        let guard = touchstone_harness::parallel::hold_across_fork();
+        crate::testing::in_child(move || {
+            drop(guard);
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             let mut w = RtDispatch::new(
                 Via::Futex,

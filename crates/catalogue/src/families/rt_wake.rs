@@ -352,7 +352,11 @@ mod tests {
     /// positive amount, the background stopped after it.
     #[test]
     fn a_trial_records_one_wake_up_per_interval() {
-        crate::testing::in_child(|| {
+        // The child runs a trial: its copy of the trial lock must be free
+        // (the guard goes with the closure; each side drops its copy).
+        let guard = touchstone_harness::parallel::hold_across_fork();
+        crate::testing::in_child(move || {
+            drop(guard);
             let mut w = RtWake::new(1_000_000, 300_000_000, Policy::Other, Level::Cpu)?;
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             let o =
@@ -391,7 +395,10 @@ mod tests {
     #[test]
     fn ctrl_c_stops_the_background_too() {
         let (r, wr) = crate::support::sys::pipe().unwrap();
-        let pid = crate::support::sys::fork_helper(|| {
+        // The child runs a trial: its copy of the trial lock must be free.
+        let guard = touchstone_harness::parallel::hold_across_fork();
+        let pid = crate::support::sys::fork_helper(move || {
+            drop(guard);
             crate::support::sys::close(r);
             touchstone_harness::signals::install();
             let Ok(mut w) = RtWake::new(1_000_000, 30_000_000_000, Policy::Other, Level::Mixed)
