@@ -68,6 +68,10 @@ pub struct Latency {
     pub p90_ns: u64,
     pub p99_ns: u64,
     pub p999_ns: u64,
+    /// The 99.99th percentile (added later: absent in older documents,
+    /// where it reads as 0; recompute it from `histogram`).
+    #[serde(default)]
+    pub p9999_ns: u64,
     pub max_ns: u64,
     pub histogram: EncodedHistogram,
 }
@@ -86,6 +90,7 @@ impl Latency {
             p90_ns: at(0.90),
             p99_ns: at(0.99),
             p999_ns: at(0.999),
+            p9999_ns: at(0.9999),
             max_ns: if empty { 0 } else { h.max() },
             histogram: EncodedHistogram::encode(h),
         }

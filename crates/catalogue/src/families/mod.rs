@@ -70,3 +70,7 @@ pub mod udp_rr;
 pub mod fscache;
 pub mod chat;
 pub mod web;
+
+// real-time responsiveness under load (seed 004 section 5)
+pub mod rt_wake;
+pub mod rt_dispatch;

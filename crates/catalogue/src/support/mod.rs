@@ -5,6 +5,7 @@
 //! memory families, cache-level detection, scratch files, and the web
 //! workload's file set, HTTP parsing and Zipf sampler.
 
+pub mod background_load;
 pub mod cache_levels;
 pub mod cpuid_tlb;
 pub mod echo_server;

@@ -29,6 +29,14 @@ use shared::Slots;
 
 pub(crate) static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The one-measurement-at-a-time lock, for code (tests) that forks a
+/// process which will run a measurement or trial: held across the fork,
+/// the child's copy is not held by a thread the child does not have; each
+/// side drops its guard after the fork.
+pub fn hold_across_fork() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     #[error("{case}: process {process} of {parallel} failed: {message}")]

@@ -420,6 +420,139 @@ mod tests {
         assert_eq!(h[0].len(), 20);
     }
 
+    /// Wakes each sleeper late by the next of `late` (ns), in turn.
+    struct LateTimer {
+        now: Rc<Cell<u64>>,
+        late: Vec<u64>,
+        k: Cell<usize>,
+    }
+    impl Clock for LateTimer {
+        fn now_ns(&self) -> u64 {
+            self.now.get()
+        }
+    }
+    impl Timer for LateTimer {
+        fn sleep_until(&self, t: u64) {
+            let k = self.k.get();
+            self.k.set(k + 1);
+            self.now
+                .set(self.now.get().max(t + self.late[k % self.late.len()]));
+        }
+    }
+
+    struct Nothing;
+    impl Client for Nothing {
+        fn op(&mut self) -> Fallible<usize> {
+            Ok(0)
+        }
+    }
+
+    /// rt_wake's measurement: a no-op client in an open loop records how
+    /// late each wake-up was, and the figures read from the histogram are
+    /// those of the samples themselves (to the histogram's 0.1 %).
+    #[test]
+    fn wake_up_lateness_percentiles_match_the_samples() {
+        let now = Rc::new(Cell::new(0));
+        // 10 000 lateness values over four decades, in a scrambled order.
+        let mut late: Vec<u64> = (0..10_000u64)
+            .map(|i| 1000 + (i * i * 7919) % 5_000_000)
+            .collect();
+        let timer = LateTimer {
+            now: now.clone(),
+            late: late.clone(),
+            k: Cell::new(0),
+        };
+        // One wake-up every 10 ms: each wakes before the next deadline.
+        let schedule = Schedule::for_client(Pacing::Open { rate: 100.0 }, 0, 1).unwrap();
+        let mut b = board(&now, 0, (0, 10_000 * 10_000_000));
+        b.tail = 0;
+        let mut h = vec![latency_histogram()];
+        drive(&mut Nothing, Some(schedule), &timer, &mut b, &mut h).unwrap();
+        let l = touchstone_results::curve::Latency::of(&h[0]);
+        assert_eq!(l.count, 10_000);
+        // The first deadline is the start itself (no sleep, 0 late); the
+        // k-th sleep gives the k-th value: the samples are 0 and all but
+        // the last value.
+        late.pop();
+        late.push(0);
+        late.sort_unstable();
+        let exact = |q: f64| late[((q * late.len() as f64).ceil() as usize).max(1) - 1];
+        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
+        for (q, got) in [
+            (0.5, l.p50_ns),
+            (0.99, l.p99_ns),
+            (0.999, l.p999_ns),
+            (0.9999, l.p9999_ns),
+        ] {
+            assert!(close(got, exact(q)), "q {q}: {got} vs {}", exact(q));
+        }
+        assert_eq!(l.min_ns, 0);
+        assert!(
+            close(l.max_ns, late[9_999]),
+            "{} vs {}",
+            l.max_ns,
+            late[9_999]
+        );
+        let mean = late.iter().sum::<u64>() as f64 / 1e4;
+        assert!(
+            (l.mean_ns - mean).abs() <= mean * 0.001,
+            "{} vs {mean}",
+            l.mean_ns
+        );
+    }
+
+    /// The engine's own cost per wake-up of `rt_wake`: `drive` on a no-op
+    /// client with the real clock and the deadline always already passed,
+    /// so each iteration is the engine's work alone (the deadline check,
+    /// the two reads around the op, the board and the histogram). Prints
+    /// it; asserts no time. Run: `cargo test --release -p
+    /// touchstone-harness engine_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn engine_cost_per_wake_up() {
+        struct Stop(u64, u64);
+        impl Board for Stop {
+            fn window(&self) -> Option<(u64, u64)> {
+                Some((0, u64::MAX))
+            }
+            fn stop(&self) -> bool {
+                self.0 >= self.1
+            }
+            fn progress(&mut self, ops: u64) {
+                self.0 = ops;
+            }
+            fn warm(&mut self) -> Fallible {
+                Ok(())
+            }
+            fn done(&mut self) -> Fallible {
+                Ok(())
+            }
+        }
+        let n = 2_000_000;
+        // 1e12 per second: every deadline is in the past, so no sleep.
+        let schedule = Schedule::for_client(Pacing::Open { rate: 1e12 }, 0, 1).unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let mut h = vec![latency_histogram()];
+            let t0 = Monotonic.now_ns();
+            drive(
+                &mut Nothing,
+                Some(schedule),
+                &Monotonic,
+                &mut Stop(0, n),
+                &mut h,
+            )
+            .unwrap();
+            best = best.min((Monotonic.now_ns() - t0) as f64 / n as f64);
+        }
+        let t0 = Monotonic.now_ns();
+        for _ in 0..n {
+            std::hint::black_box(Monotonic.now_ns());
+        }
+        let read = (Monotonic.now_ns() - t0) as f64 / n as f64;
+        println!("engine loop per wake-up: {best:.1} ns (clock read {read:.1} ns)");
+    }
+
     #[test]
     fn schedules_stagger_clients_over_one_interval() {
         let p = Pacing::Open { rate: 4000.0 };

@@ -183,6 +183,17 @@ pub trait Workload: Sync {
     /// In the supervising process after every process of the trial ended
     /// (also after a failure): release what `prepare` made.
     fn release(&mut self) {}
+    /// The trial plan this workload runs under at `load`, given the run's.
+    /// A workload that is itself a schedule (a wake-up every interval for
+    /// a duration: `rt_wake`) sets its pacing and window here. Must be
+    /// idempotent. Default: the run's plan, with the workload's own pacing
+    /// (`pacing`) if it has one.
+    fn trial_plan(&self, run: &TrialPlan, _load: u32) -> TrialPlan {
+        TrialPlan {
+            pacing: self.pacing().unwrap_or(run.pacing),
+            ..run.clone()
+        }
+    }
     fn has_server(&self) -> bool {
         false
     }

@@ -49,15 +49,6 @@ impl Default for TrialPlan {
 }
 
 impl TrialPlan {
-    /// This plan as `w` runs it: with the workload's own pacing, if it
-    /// has one (`Workload::pacing`).
-    pub fn paced_for(&self, w: &dyn super::Workload) -> TrialPlan {
-        TrialPlan {
-            pacing: w.pacing().unwrap_or(self.pacing),
-            ..self.clone()
-        }
-    }
-
     /// Warm-up 0.2 s, window 0.5 s.
     pub fn quick() -> TrialPlan {
         TrialPlan {

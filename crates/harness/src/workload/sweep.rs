@@ -120,8 +120,7 @@ pub fn validate(
         ));
     }
     plan.rule.validate().map_err(WorkloadError::Invalid)?;
-    let trial = plan.trial.paced_for(w);
-    validate_trial(&trial)?;
+    validate_trial(&w.trial_plan(&plan.trial, 1))?;
     if let Some(k) = plan.cpu_counts.iter().find(|&&k| k == 0) {
         return invalid(format!("a CPU count of {k}: at least 1 CPU is needed"));
     }
@@ -151,6 +150,8 @@ pub fn validate(
             return invalid(e);
         }
         w.check_load(load).map_err(WorkloadError::Invalid)?;
+        let trial = w.trial_plan(&plan.trial, load);
+        validate_trial(&trial)?;
         // Multiplexed clients complete whichever connection is ready: they
         // cannot keep each connection to a schedule.
         if matches!(trial.pacing, Pacing::Open { .. }) && w.clients(load, 1) < load {
@@ -240,9 +241,10 @@ pub fn measure_point(
     observer: &mut dyn SweepObserver,
 ) -> Result<Point, WorkloadError> {
     rule.validate().map_err(WorkloadError::Invalid)?;
-    let paced = plan.paced_for(w);
-    validate_trial(&paced)?;
-    check_rate(&paced, load)?;
+    let own = w.trial_plan(plan, load);
+    let plan = &own;
+    validate_trial(plan)?;
+    check_rate(plan, load)?;
     let mut outcomes = Vec::new();
     let mut series = Vec::new();
     let names: Vec<String> = w.op_types().iter().map(|s| s.to_string()).collect();

@@ -729,7 +729,7 @@ fn a_workloads_own_rate_replaces_the_plans_pacing_and_is_checked() {
     };
     assert_eq!(plan.trial.pacing, Pacing::Closed);
     assert_eq!(
-        plan.trial.paced_for(&w).pacing,
+        w.trial_plan(&plan.trial, 1).pacing,
         Pacing::Open { rate: 500.0 }
     );
     assert_eq!(validate(&w, &plan, 2).unwrap(), vec![2]);

@@ -138,8 +138,8 @@ pub fn run_trial(
     plan: &TrialPlan,
     trial: u32,
 ) -> Result<TrialOutcome, WorkloadError> {
-    let paced = plan.paced_for(&*workload);
-    let plan = &paced;
+    let own = workload.trial_plan(plan, load);
+    let plan = &own;
     let types = workload.op_types().len();
     if load == 0 {
         return Err(WorkloadError::Invalid("load must be at least 1".into()));

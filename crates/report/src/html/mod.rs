@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod curve_charts;
+pub mod latency_distributions;
 pub mod svg;
 
 use std::fmt::Write;
@@ -260,6 +261,7 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     );
 
     curves_section(&mut out, m, order);
+    latency_distributions::section(&mut out, m, order);
 
     // Histograms, one collapsible block per group.
     out.push_str(r#"<section id="histograms"><h2>Raw samples</h2><p class="note">Histograms of every repetition's figure, all runs on shared bins.</p>"#);
