@@ -39,7 +39,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
-use crate::support::placement::{pin_self, Placement};
+use crate::support::placement::{self, pin_self, Placement};
 use crate::support::sockets::{
     self, bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
     set_nonblocking,
@@ -67,14 +67,7 @@ pub const SIZE: Param = Param {
     positional: false,
 };
 
-pub const PLACEMENT: Param = Param {
-    name: "cpus",
-    help: "placement within the point's CPUs: same (server and clients share), spread (the server on its own CPU), free (the scheduler decides)",
-    kind: Kind::Choice(&["same", "spread", "free"]),
-    default: &["free"],
-    quick: &[],
-    positional: false,
-};
+pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
 pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
 
@@ -103,13 +96,7 @@ impl TcpCrr {
     }
 
     fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
-        let k = cpus.len();
-        match self.placement {
-            Placement::Free => None,
-            Placement::Same => Some(cpus[0]),
-            Placement::Spread if k == 1 => Some(cpus[0]),
-            Placement::Spread => Some(cpus[1 + i as usize % (k - 1)]),
-        }
+        placement::client_beside_server(self.placement, cpus, i)
     }
 }
 

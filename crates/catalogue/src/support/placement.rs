@@ -44,6 +44,17 @@ pub const PARAM: Param = Param {
     positional: false,
 };
 
+/// The `cpus` parameter of the workloads whose one server thread serves
+/// every client (tcp_crr, udp_rr): placement within the point's CPUs.
+pub const SERVER_PARAM: Param = Param {
+    name: "cpus",
+    help: "placement within the point's CPUs: same (server and clients share), spread (the server on its own CPU), free (the scheduler decides)",
+    kind: Kind::Choice(&["same", "spread", "free"]),
+    default: &["free"],
+    quick: &[],
+    positional: false,
+};
+
 impl Placement {
     pub fn parse(s: &str) -> Result<Placement, String> {
         match s {
@@ -149,6 +160,19 @@ impl Pins {
 
     pub fn cpu(&self, rank: usize) -> Option<usize> {
         (!self.0.is_empty()).then(|| self.0[rank % self.0.len()])
+    }
+}
+
+/// Where client `i` runs when one server thread sits on the point's first
+/// CPU `cpus[0]`: `same` — there too; `spread` — on the others in turn
+/// (on the only one when there is one); `free` — unpinned.
+pub fn client_beside_server(placement: Placement, cpus: &[usize], i: u32) -> Option<usize> {
+    let k = cpus.len();
+    match placement {
+        Placement::Free => None,
+        Placement::Same => Some(cpus[0]),
+        Placement::Spread if k == 1 => Some(cpus[0]),
+        Placement::Spread => Some(cpus[1 + i as usize % (k - 1)]),
     }
 }
 
