@@ -4,11 +4,37 @@
 use std::io::Read;
 use std::os::fd::FromRawFd;
 
+use touchstone_harness::workload::TrialPlan;
 use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObserver, Plan};
 use touchstone_results::Measurement;
 
 use crate::support::sys;
 use crate::{select, Mode};
+
+/// A workload trial for tests: a 50 ms warm-up and a 150 ms window, and
+/// a stall timeout generous enough for a busy machine.
+pub fn short_trial() -> TrialPlan {
+    TrialPlan {
+        warmup_ns: 50_000_000,
+        window_ns: 150_000_000,
+        stall_timeout: std::time::Duration::from_secs(20),
+        ..TrialPlan::default()
+    }
+}
+
+/// Reaped: `pid` is no longer a process (or zombie) whose parent is this
+/// one — what a test checks of every process a trial started.
+pub fn reaped(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let rest = &stat[stat.rfind(')').unwrap() + 1..];
+            let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
+            // SAFETY: getpid has no preconditions.
+            ppid != unsafe { libc::getpid() }
+        }
+    }
+}
 
 /// A plan for tests: few, short intervals; the real clock's limits apply.
 pub fn tiny_plan(parallel: u32) -> Plan {

@@ -497,31 +497,10 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::testing::{reaped, short_trial};
     use touchstone_harness::workload::{
-        cpu::usable_cpus, run_trial, validate, SweepPlan, TrialOutcome, TrialPlan,
+        cpu::usable_cpus, run_trial, validate, SweepPlan, TrialOutcome,
     };
-
-    fn short() -> TrialPlan {
-        TrialPlan {
-            warmup_ns: 50_000_000,
-            window_ns: 150_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        }
-    }
-
-    /// Reaped: no longer a process (or zombie) whose parent is this one.
-    fn gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => {
-                let rest = &stat[stat.rfind(')').unwrap() + 1..];
-                let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
-                ppid != unsafe { libc::getpid() }
-            }
-        }
-    }
 
     fn assert_sound(o: &TrialOutcome, load: u32) {
         assert_eq!(o.clients.len(), load as usize);
@@ -536,7 +515,7 @@ mod tests {
         assert!(d.client_ns_per_op > 0.0 && d.server_ns_per_op.is_some_and(|s| s > 0.0));
         assert_eq!(o.pids.len(), 2, "the server process and the client process");
         for &pid in &o.pids {
-            assert!(gone(pid), "process {pid} outlived the trial");
+            assert!(reaped(pid), "process {pid} outlived the trial");
         }
     }
 
@@ -545,7 +524,7 @@ mod tests {
         let cpus = usable_cpus().unwrap();
         for (rooms, load, size) in [(1, 2, 100), (1, 5, 24), (2, 7, 1000)] {
             let mut w = Chat::new(rooms, size).unwrap();
-            let o = run_trial(&mut w, load, &cpus, &short(), 0)
+            let o = run_trial(&mut w, load, &cpus, &short_trial(), 0)
                 .unwrap_or_else(|e| panic!("{rooms} rooms, load {load}: {e}"));
             assert_sound(&o, load);
             assert_eq!(w.listener, -1, "the listener is released");

@@ -395,29 +395,8 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialOutcome, TrialPlan};
-
-    fn short() -> TrialPlan {
-        TrialPlan {
-            warmup_ns: 50_000_000,
-            window_ns: 150_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        }
-    }
-
-    /// Reaped: no longer a process (or zombie) whose parent is this one.
-    fn gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => {
-                let rest = &stat[stat.rfind(')').unwrap() + 1..];
-                let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
-                ppid != unsafe { libc::getpid() }
-            }
-        }
-    }
+    use crate::testing::{reaped, short_trial};
+    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialOutcome};
 
     /// What this process's open descriptors refer to (other tests running
     /// at the same time open and close their own, so compare targets).
@@ -441,7 +420,7 @@ mod tests {
         assert!(o.service_demand().client_ns_per_op > 0.0);
         assert_eq!(o.pids.len(), load as usize, "L clients, no server");
         for &pid in &o.pids {
-            assert!(gone(pid), "process {pid} outlived the trial");
+            assert!(reaped(pid), "process {pid} outlived the trial");
         }
     }
 
@@ -458,7 +437,7 @@ mod tests {
             assert_eq!(w.files, 32);
             assert_eq!(w.bytes_per_op(), Some(buffer as u64));
             for trial in 0..2 {
-                let o = run_trial(&mut w, 2, &cpus, &short(), trial)
+                let o = run_trial(&mut w, 2, &cpus, &short_trial(), trial)
                     .unwrap_or_else(|e| panic!("{source:?} {access:?} {buffer}: {e}"));
                 assert_sound(&o, 2);
             }

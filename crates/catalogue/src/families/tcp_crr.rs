@@ -210,24 +210,15 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialPlan};
-
-    fn short() -> TrialPlan {
-        TrialPlan {
-            warmup_ns: 50_000_000,
-            window_ns: 150_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        }
-    }
+    use crate::testing::{reaped, short_trial};
+    use touchstone_harness::workload::{cpu::usable_cpus, run_trial};
 
     #[test]
     fn connections_come_and_go_under_every_placement() {
         let cpus = usable_cpus().unwrap();
         for place in [Placement::Free, Placement::Same, Placement::Spread] {
             let mut w = TcpCrr::new(4, place);
-            let o = run_trial(&mut w, 3, &cpus, &short(), 0)
+            let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0)
                 .unwrap_or_else(|e| panic!("{place:?}: {e}"));
             assert!(o.every_client_ran_through());
             assert!(o.ops > 0 && o.throughput > 0.0);
@@ -238,11 +229,7 @@ mod tests {
             assert!(o.service_demand().server_ns_per_op.is_some_and(|s| s > 0.0));
             assert_eq!(w.listener, -1, "the listener is released");
             for &pid in &o.pids {
-                assert!(
-                    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err()
-                        || unsafe { libc::kill(pid, 0) } != 0,
-                    "process {pid} outlived the trial"
-                );
+                assert!(reaped(pid), "process {pid} outlived the trial");
             }
         }
     }

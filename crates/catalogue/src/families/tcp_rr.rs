@@ -471,32 +471,11 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::testing::{reaped, short_trial};
     use touchstone_harness::workload::{
         cpu::usable_cpus, open_files_error, run_trial, validate, SweepPlan, TrialOutcome,
         TrialPlan, WorkloadError,
     };
-
-    fn short() -> TrialPlan {
-        TrialPlan {
-            warmup_ns: 50_000_000,
-            window_ns: 150_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        }
-    }
-
-    /// Reaped: no longer a process (or zombie) whose parent is this one.
-    fn gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => {
-                let rest = &stat[stat.rfind(')').unwrap() + 1..];
-                let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
-                ppid != unsafe { libc::getpid() }
-            }
-        }
-    }
 
     fn assert_sound(o: &TrialOutcome, load: u32, clients: u32) {
         assert_eq!(o.clients.len(), clients as usize);
@@ -532,7 +511,7 @@ mod tests {
             "the clients and the server"
         );
         for &pid in &o.pids {
-            assert!(gone(pid), "process {pid} outlived the trial");
+            assert!(reaped(pid), "process {pid} outlived the trial");
         }
     }
 
@@ -551,7 +530,7 @@ mod tests {
                 let mut w = TcpRr::new(size, server, place);
                 w.client = client;
                 let load = 5;
-                let o = run_trial(&mut w, load, &cpus, &short(), 0)
+                let o = run_trial(&mut w, load, &cpus, &short_trial(), 0)
                     .unwrap_or_else(|e| panic!("{server:?} {client:?} {place:?} {size}: {e}"));
                 let clients = w.clients(load, cpus.len());
                 let expect = match (client, server, place) {
@@ -578,7 +557,7 @@ mod tests {
         let mut w = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
         let plan = TrialPlan {
             window_ns: 500_000_000,
-            ..short()
+            ..short_trial()
         };
         let o = run_trial(&mut w, 8, cpus, &plan, 0).unwrap();
         assert_eq!(o.clients.len(), 1);
@@ -666,7 +645,7 @@ mod tests {
             let mut w = Dying(TcpRr::new(4, server, Placement::Free));
             let plan = TrialPlan {
                 warmup_ns: 2_000_000_000,
-                ..short()
+                ..short_trial()
             };
             match run_trial(&mut w, 3, &cpus, &plan, 0) {
                 Err(WorkloadError::ClientDied { client: 1, how, .. }) => {

@@ -284,18 +284,12 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialPlan};
+    use touchstone_harness::workload::{cpu::usable_cpus, run_trial};
 
     #[test]
     fn datagrams_flow_under_every_placement_and_load() {
         let cpus = usable_cpus().unwrap();
-        let plan = TrialPlan {
-            warmup_ns: 50_000_000,
-            window_ns: 150_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        };
+        let plan = crate::testing::short_trial();
         for (place, load, size) in [
             (Placement::Free, 1, 4),
             (Placement::Same, 5, 4),

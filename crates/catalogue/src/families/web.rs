@@ -1173,6 +1173,7 @@ pub const FAMILY: Family = Family {
 mod tests {
     use super::*;
     use crate::support::fileset::{content_byte, file_size, set_bytes};
+    use crate::testing::{reaped, short_trial};
     use std::io::{Read, Write};
     use std::net::TcpStream;
     use std::path::PathBuf;
@@ -1337,22 +1338,8 @@ mod tests {
 
     fn short() -> TrialPlan {
         TrialPlan {
-            warmup_ns: 50_000_000,
             window_ns: 200_000_000,
-            stall_timeout: Duration::from_secs(20),
-            ..TrialPlan::default()
-        }
-    }
-
-    /// Reaped: no longer a process (or zombie) whose parent is this one.
-    fn gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => {
-                let rest = &stat[stat.rfind(')').unwrap() + 1..];
-                let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
-                ppid != unsafe { libc::getpid() }
-            }
+            ..short_trial()
         }
     }
 
@@ -1371,7 +1358,7 @@ mod tests {
         assert!(l.value_at_quantile(0.99) <= l.max());
         assert_eq!(o.histograms.len(), 3);
         for &pid in &o.pids {
-            assert!(gone(pid), "process {pid} outlived the trial");
+            assert!(reaped(pid), "process {pid} outlived the trial");
         }
         assert_eq!(w.0.listener, -1, "the listener is released");
         for scratch in &w.1 {
