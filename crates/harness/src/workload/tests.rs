@@ -44,6 +44,11 @@ impl SharedPids {
         assert!(i < self.n);
         unsafe { &*self.base.add(i) }.store(pid, Ordering::SeqCst);
     }
+    /// Add one to slot `i`, returning its value before.
+    fn bump(&self, i: usize) -> i32 {
+        assert!(i < self.n);
+        unsafe { &*self.base.add(i) }.fetch_add(1, Ordering::SeqCst)
+    }
     fn all(&self) -> Vec<i32> {
         (0..self.n)
             .map(|i| unsafe { &*self.base.add(i) }.load(Ordering::SeqCst))
@@ -97,6 +102,11 @@ struct Fake {
     fault: Fault,
     pids: SharedPids,
     max: Option<u32>,
+    /// When set, counts the clients created so far (across forks), and
+    /// each new client's operations take longer than the last one's: no
+    /// two trials can have the same throughput, so no trial series
+    /// converges by chance.
+    slowing: Option<SharedPids>,
 }
 
 impl Fake {
@@ -109,6 +119,7 @@ impl Fake {
             fault: Fault::None,
             pids: SharedPids::new(64),
             max: None,
+            slowing: None,
         }
     }
 }
@@ -121,6 +132,7 @@ struct FakeClient<'a> {
     w: &'a Fake,
     client: u32,
     k: u64,
+    op_ns: u64,
 }
 
 impl Client for FakeClient<'_> {
@@ -140,7 +152,7 @@ impl Client for FakeClient<'_> {
                 _ => {}
             }
         }
-        sleep_ns(self.w.op_ns);
+        sleep_ns(self.op_ns);
         Ok((self.k % self.w.types.len() as u64) as usize)
     }
 }
@@ -188,10 +200,12 @@ impl Workload for Fake {
         if cpu::usable_cpus()? != ctx.cpus {
             return Err("the client is not confined to the point's CPUs".into());
         }
+        let nth = self.slowing.as_ref().map_or(0, |c| c.bump(0) as u64);
         Ok(Box::new(FakeClient {
             w: self,
             client: ctx.client,
             k: 0,
+            op_ns: self.op_ns * (1 + nth),
         }))
     }
 }
@@ -561,6 +575,7 @@ fn a_time_budget_stops_trials_at_the_minimum_and_flags_the_point() {
         max_trials: 4,
     };
     let mut w = Fake::new(ClientKind::Processes);
+    w.op_ns = 100_000;
     let cpus = all_cpus().len() as u32;
     let plan = |budget| SweepPlan {
         loads: Some(vec![1, 2]),
@@ -579,6 +594,8 @@ fn a_time_budget_stops_trials_at_the_minimum_and_flags_the_point() {
         assert_eq!(p.trials.len(), 2, "load {}", p.load);
         assert!(!p.convergence.converged && p.convergence.cut_by_budget);
     }
+    // Two trials with equal throughputs would converge at any width.
+    w.slowing = Some(SharedPids::new(1));
     let free = sweep(&mut w, &plan(None), &mut Recorder::default()).unwrap();
     for p in &free.points {
         assert_eq!(p.trials.len(), 4, "load {}", p.load);
