@@ -44,6 +44,7 @@ pub struct Slot {
     pub last_end: AtomicU64,
     pub window_ops: AtomicU64,
     pub total_ops: AtomicU64,
+    pub window_bytes: AtomicU64,
     /// 1 while the client waits at the start barrier.
     pub waiting: AtomicU32,
     /// 1 once record and histograms are written.
@@ -173,6 +174,7 @@ impl Board {
         s.last_end.store(rec.last_end_ns, Ordering::Relaxed);
         s.window_ops.store(rec.window_ops, Ordering::Relaxed);
         s.total_ops.store(rec.total_ops, Ordering::Relaxed);
+        s.window_bytes.store(rec.window_bytes, Ordering::Relaxed);
         s.finished.store(1, Ordering::Release);
         Ok(())
     }
@@ -190,6 +192,7 @@ impl Board {
             last_end_ns: s.last_end.load(Ordering::Relaxed),
             window_ops: s.window_ops.load(Ordering::Relaxed),
             total_ops: s.total_ops.load(Ordering::Relaxed),
+            window_bytes: s.window_bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -275,6 +278,7 @@ mod tests {
             last_end_ns: 20,
             window_ops: 5,
             total_ops: 9,
+            window_bytes: 7,
         };
         assert!(!board.finished(1));
         board.finish(1, &rec, &hs).unwrap();

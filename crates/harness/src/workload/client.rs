@@ -101,6 +101,8 @@ pub struct ClientRecord {
     pub window_ops: u64,
     /// Operations completed in the whole trial.
     pub total_ops: u64,
+    /// Bytes those window operations moved (`Client::bytes`).
+    pub window_bytes: u64,
 }
 
 impl ClientRecord {
@@ -171,6 +173,7 @@ pub fn drive(
                 };
                 hists[ty].saturating_record(end.saturating_sub(from));
                 rec.window_ops += 1;
+                rec.window_bytes += client.bytes();
             } else if end >= w1 && !done {
                 done = true;
                 board.done()?;

@@ -119,6 +119,13 @@ pub trait Client {
     fn started_ns(&self) -> Option<u64> {
         None
     }
+    /// Bytes the operation `op` just returned moved (request and response
+    /// payload), for a workload whose operations differ in size (web: a
+    /// 100-byte page or a 900 KB file) and that says so with
+    /// `Workload::counts_bytes`. The engine sums it over the window.
+    fn bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// A system workload: an optional server side and L clients.
@@ -169,6 +176,12 @@ pub trait Workload: Sync {
     /// read of a fixed buffer): reports then show throughput in MB/s.
     fn bytes_per_op(&self) -> Option<u64> {
         None
+    }
+    /// Whether its clients count the bytes of each operation
+    /// (`Client::bytes`): points then carry the bytes per second moved,
+    /// and reports the bit rate per connection (SPECweb99's measure).
+    fn counts_bytes(&self) -> bool {
+        false
     }
     /// Refuse a load this machine cannot run (descriptor limits, memory),
     /// with the limit and the remedy named. Called before anything runs.

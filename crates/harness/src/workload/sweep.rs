@@ -264,7 +264,8 @@ pub fn measure_point(
             a.verdict = Verdict::NotConverged;
         }
         if a.verdict != Verdict::More {
-            let mut p = point_from_trials(load, cpus, &outcomes, &a, rule, &names);
+            let mut p =
+                point_from_trials(load, cpus, &outcomes, &a, rule, &names, w.counts_bytes());
             p.convergence.cut_by_budget = cut;
             return Ok(p);
         }
@@ -281,6 +282,7 @@ pub fn point_from_trials(
     a: &Assessment,
     rule: &Rule,
     op_types: &[String],
+    counts_bytes: bool,
 ) -> Point {
     let kept = if a.dropped_first {
         &outcomes[1..]
@@ -304,7 +306,7 @@ pub fn point_from_trials(
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            let mut t = o.to_trial();
+            let mut t = o.to_trial(counts_bytes);
             t.dropped = a.dropped_first && i == 0;
             t
         })
@@ -316,6 +318,11 @@ pub fn point_from_trials(
         trials,
         throughput: a.mean,
         throughput_half_width: a.half_width,
+        bytes_per_s: counts_bytes.then(|| {
+            let bytes: u64 = kept.iter().map(|o| o.bytes).sum();
+            let ns: u64 = kept.iter().map(|o| o.window_ns()).sum();
+            bytes as f64 * 1e9 / ns.max(1) as f64
+        }),
         convergence: Convergence::from_assessment(*rule, a),
         latency: Latency::of(&all),
         by_type: if op_types.len() > 1 {
