@@ -49,8 +49,8 @@ use std::sync::Mutex;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::{
-    check_open_files, default_loads_from, Client, ClientContext, ClientKind, Pacing, ServerContext,
-    ServerLink, TrialContext, Workload,
+    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ClientKind,
+    Pacing, ServerContext, ServerLink, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -205,11 +205,10 @@ impl Workload for Web {
     /// Quick: a connection per CPU and four per CPU — the server busy,
     /// then queueing — in a few seconds. Otherwise the engine's ladder.
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        let usable = usable.max(1) as u32;
         if self.quick {
-            vec![usable.min(MAX_LOAD), (4 * usable).min(MAX_LOAD)]
+            quick_loads_from(1, usable, Some(MAX_LOAD))
         } else {
-            default_loads_from(1, usable as usize, Some(MAX_LOAD))
+            default_loads_from(1, usable, Some(MAX_LOAD))
         }
     }
     /// Closed loop: one client process per CPU, each multiplexing its

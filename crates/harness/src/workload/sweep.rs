@@ -82,6 +82,18 @@ pub fn default_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
     loads
 }
 
+/// A quick run's ladder: a client per CPU (the machine busy) and four per
+/// CPU (queueing), from `min`, within `max` — two points where the
+/// default ladder has four or five.
+pub fn quick_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
+    let cap = max.unwrap_or(u32::MAX).max(1);
+    let one = (cpus.max(1) as u32).max(min).min(cap);
+    let four = (4 * cpus.max(1) as u32).max(min).min(cap);
+    let mut v = vec![one, four];
+    v.dedup();
+    v
+}
+
 /// The CPU counts that can be measured on `usable` CPUs, in the order
 /// asked, and those that cannot (more than the machine has). Each count
 /// too large is replaced by all the usable CPUs ("measure what exists"),
@@ -360,6 +372,10 @@ mod tests {
         assert_eq!(default_loads_from(2, 2, None), vec![2, 4, 8]);
         assert_eq!(default_loads_from(4, 3, None), vec![4, 8, 12]);
         assert_eq!(default_loads_from(12, 2, None), vec![12]);
+        assert_eq!(quick_loads_from(1, 2, None), vec![2, 8]);
+        assert_eq!(quick_loads_from(3, 1, None), vec![3, 4]);
+        assert_eq!(quick_loads_from(1, 2, Some(4)), vec![2, 4]);
+        assert_eq!(quick_loads_from(1, 4, Some(2)), vec![2]);
     }
 
     #[test]
