@@ -60,38 +60,51 @@ fn points_of(curve: &Curve, k: u32) -> Vec<&Point> {
     v
 }
 
+/// The points of CPU count `k` whose throughput and interval are figures.
+fn measured(curve: &Curve, k: u32) -> Vec<&Point> {
+    points_of(curve, k)
+        .into_iter()
+        .filter(|p| p.throughput.is_finite() && p.throughput_half_width.is_finite())
+        .collect()
+}
+
+/// Measured throughputs against load, each with its interval as a bar.
+fn throughput_layer(name: String, color: &'static str, pts: &[&Point], dash: Dash) -> Layer {
+    Layer {
+        name,
+        color,
+        points: pts
+            .iter()
+            .map(|p| (f64::from(p.load), p.throughput))
+            .collect(),
+        bars: pts
+            .iter()
+            .map(|p| {
+                (
+                    p.throughput - p.throughput_half_width,
+                    p.throughput + p.throughput_half_width,
+                )
+            })
+            .collect(),
+        dash,
+        markers: true,
+    }
+}
+
 /// Throughput against load: measured means with their intervals, the USL
 /// fitted to each CPU count (dashed), each knee ringed.
 pub fn throughput(curve: &Curve, a: &CurveAnalysis, title: &str) -> Chart {
-    let scale = throughput_scale(curve);
     let axis = load_axis(curve);
     let mut layers = Vec::new();
     let mut marks = Vec::new();
     for (i, k) in a.by_cpus.iter().enumerate() {
-        let pts = points_of(curve, k.cpus);
-        let finite: Vec<&&Point> = pts
-            .iter()
-            .filter(|p| p.throughput.is_finite() && p.throughput_half_width.is_finite())
-            .collect();
-        layers.push(Layer {
-            name: cpus_name(k.cpus),
-            color: color(i),
-            points: finite
-                .iter()
-                .map(|p| (f64::from(p.load), p.throughput))
-                .collect(),
-            bars: finite
-                .iter()
-                .map(|p| {
-                    (
-                        p.throughput - p.throughput_half_width,
-                        p.throughput + p.throughput_half_width,
-                    )
-                })
-                .collect(),
-            dash: Dash::Solid,
-            markers: true,
-        });
+        let finite = measured(curve, k.cpus);
+        layers.push(throughput_layer(
+            cpus_name(k.cpus),
+            color(i),
+            &finite,
+            Dash::Solid,
+        ));
         if let (Ok(fit), Some(first), Some(last)) = (&k.usl, finite.first(), finite.last()) {
             layers.push(Layer {
                 name: format!("USL fit, {}", cpus_name(k.cpus)),
@@ -116,28 +129,13 @@ pub fn throughput(curve: &Curve, a: &CurveAnalysis, title: &str) -> Chart {
             });
         }
     }
-    let y_label = format!("throughput ({})", rate_label(&curve.operation, &scale));
-    let svg = plot(&Plot {
-        title,
-        xaxis: axis,
-        x_label: "load (concurrent clients)",
-        y_label: &y_label,
-        y_div: scale.divisor,
-        log_y: false,
-        layers,
-        marks,
-    });
-    Chart {
-        title: title.to_string(),
-        svg,
-    }
+    against_load(curve, title, axis, layers, marks)
 }
 
 /// Several curves of one run on one chart (a curve and its baseline:
 /// fscache's read and memcpy): one colour per curve, one dash per CPU
 /// count, with their intervals; the first curve's scale.
 pub fn overlay(curves: &[&Curve], names: &[&str], title: &str) -> Chart {
-    let scale = throughput_scale(curves[0]);
     let axis = curves
         .iter()
         .map(|c| load_axis(c))
@@ -150,32 +148,27 @@ pub fn overlay(curves: &[&Curve], names: &[&str], title: &str) -> Chart {
         counts.sort_unstable();
         counts.dedup();
         for (j, &k) in counts.iter().enumerate() {
-            let pts: Vec<&Point> = points_of(curve, k)
-                .into_iter()
-                .filter(|p| p.throughput.is_finite() && p.throughput_half_width.is_finite())
-                .collect();
-            layers.push(Layer {
-                name: format!("{name}, {}", cpus_name(k)),
-                color: color(i),
-                points: pts
-                    .iter()
-                    .map(|p| (f64::from(p.load), p.throughput))
-                    .collect(),
-                bars: pts
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.throughput - p.throughput_half_width,
-                            p.throughput + p.throughput_half_width,
-                        )
-                    })
-                    .collect(),
-                dash: dashes[j % dashes.len()],
-                markers: true,
-            });
+            layers.push(throughput_layer(
+                format!("{name}, {}", cpus_name(k)),
+                color(i),
+                &measured(curve, k),
+                dashes[j % dashes.len()],
+            ));
         }
     }
-    let y_label = format!("throughput ({})", rate_label(&curves[0].operation, &scale));
+    against_load(curves[0], title, axis, layers, Vec::new())
+}
+
+/// A throughput chart over loads in `curve`'s scale and operation.
+fn against_load(
+    curve: &Curve,
+    title: &str,
+    axis: XAxis,
+    layers: Vec<Layer>,
+    marks: Vec<Mark>,
+) -> Chart {
+    let scale = throughput_scale(curve);
+    let y_label = format!("throughput ({})", rate_label(&curve.operation, &scale));
     let svg = plot(&Plot {
         title,
         xaxis: axis,
@@ -184,7 +177,7 @@ pub fn overlay(curves: &[&Curve], names: &[&str], title: &str) -> Chart {
         y_div: scale.divisor,
         log_y: false,
         layers,
-        marks: Vec::new(),
+        marks,
     });
     Chart {
         title: title.to_string(),
