@@ -384,7 +384,17 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     assert!(!out_dir.exists(), "--print-script created {out}");
 
     // srun: one task on the one node, its document imported.
-    let mut args = vec!["fleet", "slurm", "-p", PARTITION, "--via", "srun"];
+    let kept = cluster.path("srun-results");
+    let mut args = vec![
+        "fleet",
+        "slurm",
+        "-p",
+        PARTITION,
+        "--via",
+        "srun",
+        "--out",
+        kept.to_str().unwrap(),
+    ];
     args.extend(suite);
     let o = cluster.touchstone(&sandbox, &args);
     assert!(o.status.success(), "{}", text(&o));
@@ -393,6 +403,16 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     assert!(said.contains("imported 1 run(s)"), "{said}");
     let runs = stored_runs(&sandbox);
     assert_eq!(runs.len(), 1, "{runs:?}");
+    let kept: Vec<_> = fs::read_dir(&kept)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        kept[0].to_string_lossy().starts_with("touchstone-srun-0-"),
+        "{kept:?}"
+    );
 
     // sbatch: an array of one task writing into the directory, waited for, imported.
     let mut args = vec![

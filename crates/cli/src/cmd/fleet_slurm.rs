@@ -45,7 +45,8 @@ pub struct SlurmArgs {
     #[arg(long, value_enum, default_value = "srun")]
     pub via: ViaArg,
     /// sbatch: the directory (shared with the nodes) each task writes its
-    /// results document and log into; created if missing.
+    /// results document and log into; srun: where each node's document is
+    /// also kept. Created if missing.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The touchstone binary as the nodes see it. Default: this one's path.
@@ -189,7 +190,13 @@ pub fn slurm(db: Option<PathBuf>, a: SlurmArgs) -> Result<(), CliError> {
     }
     let mut progress = Lines;
     let results = match via {
-        Via::Srun => slurm::run_srun(&job, &mut progress).map_err(fleet_error)?,
+        Via::Srun => {
+            let results = slurm::run_srun(&job, &mut progress).map_err(fleet_error)?;
+            if let Some(dir) = &job.out_dir {
+                keep_documents(dir, &results)?;
+            }
+            results
+        }
         Via::Sbatch => {
             let id = slurm::submit_sbatch(&job).map_err(fleet_error)?;
             let dir = job.out_dir.clone().expect("checked");
@@ -212,6 +219,36 @@ pub fn slurm(db: Option<PathBuf>, a: SlurmArgs) -> Result<(), CliError> {
         }
     };
     finish(db, results)
+}
+
+/// srun with --out: each node's checked document kept there as well
+/// (`touchstone-srun-TASK-HOST.json`), as sbatch's tasks leave theirs.
+fn keep_documents(dir: &std::path::Path, results: &[TaskResult]) -> Result<(), CliError> {
+    let failed = |e: std::io::Error| CliError::File {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    for r in results {
+        if let Ok(doc) = &r.outcome {
+            let host = r.node.as_deref().unwrap_or("unknown");
+            // A host name is the file's only foreign part: keep it to safe characters.
+            let host: String = host
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let path = dir.join(format!("touchstone-srun-{}-{host}.json", r.task));
+            let text = touchstone_results::json::to_string(doc.runs.clone());
+            std::fs::write(&path, text).map_err(failed)?;
+        }
+    }
+    Ok(())
 }
 
 /// Per-task status lines, the import of every document that came back, a summary.
