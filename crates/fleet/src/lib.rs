@@ -4,4 +4,5 @@
 //! agent of ours on the hosts and no protocol beyond the JSON result
 //! documents `import` already reads.
 
+pub mod glibc;
 pub mod slurm;
