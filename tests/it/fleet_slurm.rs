@@ -457,6 +457,46 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
         cluster.queued()
     );
 
+    // A node whose run fails (here: no binary at that path) is reported as
+    // such, in both modes, with exit code 1 and nothing imported.
+    for via in ["srun", "sbatch"] {
+        let o = cluster.touchstone(
+            &sandbox,
+            &[
+                "fleet",
+                "slurm",
+                "-p",
+                PARTITION,
+                "--via",
+                via,
+                "--out",
+                out,
+                "--binary",
+                "/nonexistent/touchstone",
+                "--quick",
+                "null_loop",
+            ],
+        );
+        let said = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{via}: {said}");
+        assert!(
+            said.contains("task 0 on ") && said.contains("FAILED"),
+            "{via}: {said}"
+        );
+        assert!(said.contains("1 of 1 task(s) failed"), "{via}: {said}");
+    }
+    assert_eq!(stored_runs(&sandbox).len(), 2);
+    let partial = fs::read_dir(&out_dir)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".partial"));
+    assert!(!partial, "a failed task left a .partial document");
+    assert!(
+        cluster.queued().is_empty(),
+        "jobs left: {}",
+        cluster.queued()
+    );
+
     let daemons: Vec<i32> = cluster.daemons.iter().map(|c| c.id() as i32).collect();
     drop(cluster);
     assert!(!dir_of_cluster.exists(), "the cluster's directory was left");

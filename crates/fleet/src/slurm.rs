@@ -210,8 +210,11 @@ impl SlurmJob {
              #SBATCH --output={dir}/touchstone-%A_%a.log\n\
              set -u\n\
              name=\"{dir}/touchstone-${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}\"\n\
-             {command} > \"$name.json.partial\" || exit $?\n\
-             mv \"$name.json.partial\" \"$name.json\"\n",
+             {command} > \"$name.json.partial\"\n\
+             status=$?\n\
+             # A run that failed part-way still prints the measurements it finished.\n\
+             if [ -s \"$name.json.partial\" ]; then mv \"$name.json.partial\" \"$name.json\"; else rm -f \"$name.json.partial\"; fi\n\
+             exit $status\n",
             partition = self.partition,
             last = self.nodes - 1,
             minutes = self.minutes(),
@@ -304,6 +307,33 @@ pub fn check_partition(name: &str, nodes: Option<u32>) -> Result<Partition, Slur
         }
     }
     Ok(p)
+}
+
+/// Node states (sinfo's short form, a suffix such as `*` or `~` aside) in
+/// which a node will not take a job now.
+const UNUSABLE_STATES: [&str; 7] = ["down", "drain", "fail", "maint", "inval", "unk", "futr"];
+
+/// Parse `sinfo -h -N -p P -o %N|%t`: how many distinct nodes can take a job
+/// (a node listed twice, in two partitions' lines, counts once).
+pub fn parse_usable_nodes(text: &str) -> u32 {
+    let mut usable = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let Some((node, state)) = line.trim().split_once('|') else {
+            continue;
+        };
+        if !UNUSABLE_STATES.iter().any(|u| state.starts_with(u)) {
+            usable.insert(node.to_string());
+        }
+    }
+    usable.len() as u32
+}
+
+/// How many of the partition's nodes can take a job now (not down,
+/// drained, failed or in maintenance): the default node count, since srun
+/// would otherwise wait for nodes that will not come.
+pub fn usable_nodes(partition: &str) -> Result<u32, SlurmError> {
+    let text = slurm_output(&["sinfo", "-h", "-N", "-p", partition, "-o", "%N|%t"])?;
+    Ok(parse_usable_nodes(&text))
 }
 
 /// srun's `--label` output split by task: `  3: text` lines gathered per
@@ -674,9 +704,10 @@ mod tests {
         assert!(s.contains("#SBATCH --partition=batch\n"));
         assert!(s.contains("#SBATCH --output=/shared/results/touchstone-%A_%a.log\n"));
         assert!(s.contains(
-            "/shared/bin/touchstone run --json --no-store --quick lat_syscall/null 'it'\\''s' > \"$name.json.partial\""
+            "/shared/bin/touchstone run --json --no-store --quick lat_syscall/null 'it'\\''s' > \"$name.json.partial\"\n"
         ));
-        assert!(s.contains("mv \"$name.json.partial\" \"$name.json\""));
+        assert!(s.contains("then mv \"$name.json.partial\" \"$name.json\"; else rm -f"));
+        assert!(s.ends_with("exit $status\n"));
         let mut no_dir = job();
         no_dir.out_dir = None;
         assert!(matches!(no_dir.sbatch_script(), Err(SlurmError::Usage(_))));
@@ -725,6 +756,10 @@ mod tests {
                 state: "UP".into(),
                 total_nodes: 1
             }
+        );
+        assert_eq!(
+            parse_usable_nodes("n1|idle\nn2|drain*\nn3|down~\nn4|mix\nn4|mix\nn5|alloc\n"),
+            3
         );
         assert_eq!(parse_job_id("1234\n").as_deref(), Some("1234"));
         assert_eq!(parse_job_id("1234;cluster\n").as_deref(), Some("1234"));

@@ -37,7 +37,8 @@ pub struct SlurmArgs {
     /// The Slurm partition to run on.
     #[arg(short, long)]
     pub partition: String,
-    /// How many nodes (one exclusive task each). Default: every node of the partition.
+    /// How many nodes (one exclusive task each). Default: every node of the
+    /// partition that can take a job now (not down, drained or failed).
     #[arg(short = 'N', long)]
     pub nodes: Option<u32>,
     /// srun: one job step, the results on srun's output; sbatch: an array
@@ -171,8 +172,19 @@ pub fn slurm(db: Option<PathBuf>, a: SlurmArgs) -> Result<(), CliError> {
     // The partition is asked about before anything is submitted; a script
     // to print with its node count given needs no cluster at all.
     if !(a.print_script && a.nodes.is_some()) {
-        let partition = slurm::check_partition(&job.partition, a.nodes).map_err(fleet_error)?;
-        job.nodes = a.nodes.unwrap_or(partition.total_nodes).max(1);
+        slurm::check_partition(&job.partition, a.nodes).map_err(fleet_error)?;
+        job.nodes = match a.nodes {
+            Some(n) => n,
+            None => match slurm::usable_nodes(&job.partition).map_err(fleet_error)? {
+                0 => {
+                    return Err(CliError::Usage(format!(
+                        "partition `{}` has no node that can take a job now (all down, drained or failed: `sinfo -p {}`)",
+                        job.partition, job.partition
+                    )))
+                }
+                n => n,
+            },
+        };
     }
     if a.print_script {
         match via {
@@ -258,7 +270,7 @@ fn finish(db: Option<PathBuf>, results: Vec<TaskResult>) -> Result<(), CliError>
     let mut failed = 0;
     let mut hosts = std::collections::BTreeSet::new();
     for r in results {
-        let node = r.node.as_deref().unwrap_or("?");
+        let node = r.node.as_deref().unwrap_or("an unknown node");
         match r.outcome {
             Ok(doc) => {
                 let n: usize = doc.runs.iter().map(|r| r.measurements.len()).sum();
@@ -289,8 +301,13 @@ fn finish(db: Option<PathBuf>, results: Vec<TaskResult>) -> Result<(), CliError>
         print("note: Slurm ran some tasks on the same node one after another; each host's runs are kept\n");
     }
     if failed > 0 {
+        let rest = if failed == total {
+            "nothing imported"
+        } else {
+            "the others are imported"
+        };
         return Err(CliError::Hosts(format!(
-            "{failed} of {total} task(s) failed (see above); the others are imported"
+            "{failed} of {total} task(s) failed (see above); {rest}"
         )));
     }
     Ok(())
