@@ -4,6 +4,8 @@ mod app;
 mod cli;
 mod comm_family;
 mod common;
+mod fleet_report;
+mod fleet_slurm;
 mod harness;
 mod import_fuzz;
 mod imports;

@@ -118,6 +118,9 @@ pub enum Command {
     /// Each run's figures as ratios to a base run, with significance marks and an index.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Many hosts: the suite across a Slurm partition, and the fleet's report.
+    #[command(subcommand)]
+    Fleet(crate::cmd::fleet::FleetCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff) generated from this command line, or

@@ -21,6 +21,9 @@ pub enum CliError {
     Failed(usize, usize),
     #[error("{0}")]
     Harness(HarnessError),
+    /// Some hosts of a fleet command failed; the others' results are in.
+    #[error("{0}")]
+    Hosts(String),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
 }
@@ -28,7 +31,7 @@ pub enum CliError {
 impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Failed(..) | CliError::Harness(_) => 1,
+            CliError::Failed(..) | CliError::Harness(_) | CliError::Hosts(_) => 1,
             CliError::Interrupted(_) => 130,
             _ => 2,
         }

@@ -3,3 +3,6 @@
 //! `ssh`, `scp`, `srun` and `sbatch` commands a farm already has; there is no
 //! agent of ours on the hosts and no protocol beyond the JSON result
 //! documents `import` already reads.
+
+pub mod glibc;
+pub mod slurm;

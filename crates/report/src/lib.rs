@@ -8,6 +8,7 @@ pub mod colour;
 pub mod csv;
 pub mod curves;
 pub mod families;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod layout;

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use touchstone_results::json;
+use touchstone_results::model::Run;
 use touchstone_results::store::Open;
 
 use crate::error::CliError;
@@ -39,16 +40,26 @@ fn read(file: &Path) -> Result<json::Document, CliError> {
 
 pub fn import(db: Option<PathBuf>, files: &[PathBuf]) -> Result<(), CliError> {
     let mut runs = Vec::new();
+    for f in files {
+        runs.extend(read(f)?.runs);
+    }
+    print(&format!("{}\n", store_runs(db, runs)?));
+    Ok(())
+}
+
+/// Store checked runs (from `json::read`) in one transaction, each once,
+/// and say what happened: the one way runs from elsewhere enter the store
+/// (`import`, and `fleet` bringing results home).
+pub fn store_runs(db: Option<PathBuf>, all: Vec<Run>) -> Result<String, CliError> {
+    let mut runs = Vec::new();
     let mut seen = BTreeSet::new();
     let mut repeated = Vec::new();
-    for f in files {
-        for run in read(f)?.runs {
-            // The same run twice in one import (two exports holding it) goes in once.
-            if seen.insert(run.id.clone()) {
-                runs.push(run);
-            } else {
-                repeated.push(run.id);
-            }
+    for run in all {
+        // The same run twice in one import (two exports holding it) goes in once.
+        if seen.insert(run.id.clone()) {
+            runs.push(run);
+        } else {
+            repeated.push(run.id);
         }
     }
     let mut store = super::open(db, Open::CreateIfMissing)?;
@@ -63,6 +74,5 @@ pub fn import(db: Option<PathBuf>, files: &[PathBuf]) -> Result<(), CliError> {
             skipped.join(", ")
         );
     }
-    print(&format!("{line}\n"));
-    Ok(())
+    Ok(line)
 }

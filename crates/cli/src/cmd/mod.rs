@@ -2,6 +2,9 @@
 
 mod app;
 mod dry_run;
+pub mod fleet;
+mod fleet_report;
+mod fleet_slurm;
 mod generate;
 mod import;
 mod list;
@@ -67,6 +70,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
+        Command::Fleet(c) => fleet::fleet(db, c),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
     }

@@ -25,7 +25,7 @@ fn format(f: ReportFormat) -> Format {
 }
 
 /// The runs the user named (each once, in the order named), or all.
-fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError> {
+pub(super) fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError> {
     let mut ids: Vec<String> = Vec::new();
     if specs.is_empty() {
         ids = store.list_runs()?.into_iter().map(|r| r.id).collect();
@@ -73,7 +73,7 @@ fn emit(
 }
 
 /// The layout asked for, as wide as the terminal when printing to one.
-fn layout(wide: bool, output: Option<&Path>) -> Layout {
+pub(super) fn layout(wide: bool, output: Option<&Path>) -> Layout {
     let width = match output {
         None => touchstone_report::tables::terminal_width(),
         Some(_) => None,

@@ -183,6 +183,25 @@ fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison) {
 /// The whole page. Runs appear in `order` in the tables; the index uses
 /// the matrix's first run as its base; `generated` is a timestamp line.
 pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
+    page(m, order, generated, None)
+}
+
+/// The page with the fleet's verdict (`crate::fleet::section`) after the runs.
+pub fn render_fleet(
+    m: &Matrix,
+    order: &[usize],
+    generated: &str,
+    fleet: &[touchstone_analysis::outliers::Group],
+) -> String {
+    page(m, order, generated, Some(fleet))
+}
+
+fn page(
+    m: &Matrix,
+    order: &[usize],
+    generated: &str,
+    fleet: Option<&[touchstone_analysis::outliers::Group]>,
+) -> String {
     let mut out = String::with_capacity(1 << 20);
     let _ = write!(
         out,
@@ -191,10 +210,15 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
     );
     let _ = write!(
         out,
-        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a><a href="#index">Index</a><a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
+        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a>{}<a href="#index">Index</a><a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
-        escape(generated)
+        escape(generated),
+        if fleet.is_some() {
+            r##"<a href="#fleet">Fleet</a>"##
+        } else {
+            ""
+        }
     );
 
     // Runs.
@@ -219,6 +243,9 @@ pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
         );
     }
     out.push_str("</tbody></table></div></section>");
+    if let Some(groups) = fleet {
+        crate::fleet::section(&mut out, groups);
+    }
 
     // Index against the first run.
     let others: Vec<usize> = (1..m.runs.len()).collect();

@@ -1,0 +1,59 @@
+//! `touchstone fleet report`: the fleet's hosts side by side (each by its
+//! newest run), grouped by hardware, with the hosts whose figures stand
+//! apart from their group's flagged (`touchstone_analysis::outliers`; the
+//! rule and threshold are printed with the verdict), on the terminal and,
+//! with --html, as the report page with a Fleet section.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use touchstone_analysis::outliers::{judge, newest_per_host};
+use touchstone_analysis::table::Matrix;
+use touchstone_report::{html, Format};
+use touchstone_results::store::Open;
+use touchstone_results::Run;
+
+use crate::error::CliError;
+use crate::output;
+
+#[derive(Args, Debug)]
+pub struct FleetReportArgs {
+    /// Runs to consider (ids, labels, `last`…). None: every stored run.
+    /// Each host is represented by its newest run among them.
+    pub runs: Vec<String>,
+    /// Also write the HTML report, with the fleet's verdict, here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The wide layout for the side-by-side tables (one row per host).
+    #[arg(long)]
+    pub wide: bool,
+}
+
+pub fn report(db: Option<PathBuf>, a: FleetReportArgs) -> Result<(), CliError> {
+    let store = super::open(db, Open::ReadOnly)?;
+    if let Some(p) = &a.html {
+        output::refuse_store(p, store.path())?;
+    }
+    let all = super::report::load(&store, &a.runs)?;
+    let runs: Vec<Run> = newest_per_host(&all)
+        .into_iter()
+        .map(|i| all[i].clone())
+        .collect();
+    let m = Matrix::build(&runs).map_err(|e| CliError::Usage(e.to_string()))?;
+    let groups = judge(&m);
+    let order: Vec<usize> = (0..m.runs.len()).collect();
+    if let Some(path) = &a.html {
+        let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
+        let page = html::render_fleet(&m, &order, &generated, &groups);
+        output::write_file(path, page.as_bytes(), store.path())?;
+        output::eprint_line(&format!("HTML report written to {}", path.display()));
+    }
+    output::print(&touchstone_report::fleet::text(&m, &groups));
+    output::print(&touchstone_report::summary_with(
+        &m,
+        &order,
+        Format::Table,
+        super::report::layout(a.wide, None),
+    ));
+    Ok(())
+}
