@@ -106,6 +106,10 @@ pub struct Family {
     /// (cache levels from a latency curve, line size from strides), computed
     /// after the last of them; each derived figure is a measurement itself.
     pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
+    /// What a family adds to each of its measurements once it is made
+    /// (warnings about the conditions it ran in, figures computed from the
+    /// headline such as IOPS from MB/s), before it is stored.
+    pub annotate: Option<fn(&mut Measurement)>,
 }
 
 impl Family {
@@ -127,6 +131,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Case(build),
             derive: None,
+            annotate: None,
         }
     }
 
@@ -161,6 +166,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Workload { operation, build },
             derive: None,
+            annotate: None,
         }
     }
 

@@ -51,6 +51,10 @@ pub mod bw_tcp;
 pub mod bw_file_rd;
 pub mod bw_mmap_rd;
 
+// file-system and disk I/O
+pub mod io;
+pub mod io_copy;
+
 // memory latency and bandwidth, processor
 pub mod lat_mem_rd;
 pub mod line;

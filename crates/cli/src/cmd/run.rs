@@ -398,7 +398,14 @@ fn measure_all(
                 .baseline
                 .as_mut()
                 .map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
-            session.measure(&label, built.bench.as_mut(), &built.shape, baseline, plan)?;
+            session.measure_annotated(
+                &label,
+                built.bench.as_mut(),
+                &built.shape,
+                baseline,
+                plan,
+                case.family.annotate,
+            )?;
         }
     }
     if session.interrupted() {
