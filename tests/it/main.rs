@@ -7,6 +7,7 @@ mod common;
 mod harness;
 mod import_fuzz;
 mod imports;
+mod io_safety;
 mod mem;
 mod proc;
 mod session;

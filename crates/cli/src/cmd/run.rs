@@ -203,8 +203,32 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // median's interval is as narrow as asked (quick: at most 4 rounds).
     plan.converge = a.converge.is_some().then_some(settings.rule);
     let mode = Mode { quick: a.quick };
+    // Where the I/O families write, checked before anything is built.
+    touchstone_catalogue::support::io::configure(
+        a.dir.clone(),
+        a.device.clone(),
+        a.destroy_data_on.clone(),
+        a.drop_caches,
+    )
+    .map_err(CliError::Usage)?;
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
+    let io_flag = [
+        (a.dir.is_some(), "--dir"),
+        (a.device.is_some(), "--device"),
+        (a.drop_caches, "--drop-caches"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    let io_cases = selection
+        .cases
+        .iter()
+        .any(|c| c.family.name.starts_with("io"));
+    if let (false, Some(flag)) = (io_cases, io_flag) {
+        return Err(CliError::Usage(format!(
+            "{flag} applies to the I/O families (io, io_copy), and the selection has none"
+        )));
+    }
     if selection.cases.is_empty() {
         return Err(CliError::Usage(
             "nothing to run: the selection is empty here".into(),
@@ -303,6 +327,11 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     session.expect_costs_ns(&dry.order_ns);
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
+    }
+    if io_cases {
+        session.note(&touchstone_catalogue::support::io::describe_target(
+            &touchstone_catalogue::support::io::target(),
+        ));
     }
     if !unmeasured_cpus.is_empty() {
         session.note(&format!(
