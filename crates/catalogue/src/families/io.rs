@@ -36,9 +36,7 @@ use touchstone_results::{Measurement, Warning, WarningCode};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::io::{
-    self, create_unlinked, fill, latency_extras, now_ns, offsets, Pattern, Ring, SyncMode,
-};
+use crate::support::io::{self, latency_extras, now_ns, offsets, Pattern, Ring, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
 
@@ -114,7 +112,6 @@ impl touchstone_harness::Benchmark for Io {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         let flags = self.mode.open_flags();
         self.buf = Some(Buf::new(self.bs * self.depth, Pages::Default)?);
-        let fill_buf = vec![0x5au8; self.bs.max(1 << 20)];
         match &self.place {
             Place::Device(dev) => {
                 self.dir = dev.clone();
@@ -129,30 +126,7 @@ impl touchstone_harness::Benchmark for Io {
                     Place::Dir(d) => d.clone(),
                     _ => ctx.scratch.clone(),
                 };
-                // Lay the file out with buffered writes (as fio does),
-                // then write it back, so the first interval does not pay
-                // for allocating it or for another file's dirty pages.
-                let fd = create_unlinked(&self.dir, "io", 0)?;
-                let laid = fill(fd, self.size, &fill_buf, &self.dir).and_then(|_| {
-                    // SAFETY: our descriptor.
-                    sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|_| ())
-                });
-                if let Err(e) = laid {
-                    sys::close(fd);
-                    return Err(e);
-                }
-                if flags != 0 {
-                    // Reopen with the mode's flags through /proc (the name is gone).
-                    let path = sys::cstring(format!("/proc/self/fd/{fd}"))?;
-                    // SAFETY: a NUL-terminated path.
-                    let fd2 = unsafe {
-                        libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags)
-                    };
-                    sys::close(fd);
-                    self.fd = sys::check(fd2, "reopen the test file with the mode's flags")?;
-                } else {
-                    self.fd = fd;
-                }
+                self.fd = io::test_file(&self.dir, "io", self.size, flags)?;
             }
         }
         if self.depth > 1 {
@@ -308,7 +282,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             Some(d) => io::direct_alignment(d),
             None => 512,
         } as u64;
-        if bs % align != 0 {
+        if !bs.is_multiple_of(align) {
             return Err(format!(
                 "mode:direct needs blocks that are multiples of the logical block ({align} bytes here); bs:{} is not",
                 p.text("bs")

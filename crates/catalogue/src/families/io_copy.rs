@@ -136,7 +136,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
     let probe = dir.clone().unwrap_or_else(io::scratch_parent);
     if mode == SyncMode::Direct {
         let align = io::direct_alignment(&probe) as u64;
-        if bs % align != 0 || size % align != 0 {
+        if !bs.is_multiple_of(align) || !size.is_multiple_of(align) {
             return Err(format!(
                 "mode:direct needs bs and size that are multiples of the logical block ({align} bytes here)"
             ));

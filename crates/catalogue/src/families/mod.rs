@@ -74,6 +74,7 @@ pub mod udp_rr;
 pub mod fscache;
 pub mod chat;
 pub mod web;
+pub mod io_load;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;

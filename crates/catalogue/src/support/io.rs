@@ -407,6 +407,30 @@ pub fn fill(fd: RawFd, size: u64, buf: &[u8], dir: &Path) -> Fallible {
     Ok(())
 }
 
+/// A test file of `size` bytes in `dir`, unlinked at once, laid out with
+/// buffered writes (as fio lays out its files) and written back, so the
+/// timed work neither allocates it nor meets another file's dirty pages;
+/// then reopened through /proc with the mode's `flags` (O_DIRECT, O_SYNC…).
+pub fn test_file(dir: &Path, what: &str, size: u64, flags: libc::c_int) -> Fallible<RawFd> {
+    let fd = create_unlinked(dir, what, 0)?;
+    let laid = fill(fd, size, &vec![0x5au8; 1 << 20], dir).and_then(|_| {
+        // SAFETY: our descriptor.
+        sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|_| ())
+    });
+    if let Err(e) = laid {
+        sys::close(fd);
+        return Err(e);
+    }
+    if flags == 0 {
+        return Ok(fd);
+    }
+    let path = sys::cstring(format!("/proc/self/fd/{fd}"))?;
+    // SAFETY: a NUL-terminated path.
+    let again = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
+    sys::close(fd);
+    sys::check(again, "reopen the test file with the mode's flags")
+}
+
 /// The error of a failed write, naming a full file system as such.
 pub fn write_error(dir: &Path, doing: &str) -> BenchError {
     let e = std::io::Error::last_os_error();
@@ -633,8 +657,8 @@ impl Ring {
                 while next < offs.len() && in_flight < self.depth && free != 0 {
                     let slot = free.trailing_zeros() as usize;
                     free &= !(1u64 << slot);
-                    // SAFETY: slot < depth; the buffer holds depth blocks.
-                    let p = unsafe { buf.add(slot * bs) };
+                    // slot < depth, and the caller's buffer holds depth blocks.
+                    let p = buf.wrapping_add(slot * bs);
                     let fdt = io_uring::types::Fd(fd);
                     let e = if write {
                         io_uring::opcode::Write::new(fdt, p, bs as u32)
