@@ -296,10 +296,18 @@ impl SyncMode {
     }
 }
 
-/// The logical block size O_DIRECT transfers must be multiples of, for
-/// the file system at `dir` (statvfs's f_bsize is an upper bound some file
-/// systems report; 512 is the floor the kernel allows on block devices).
+/// The alignment O_DIRECT transfers need in `dir`: what the kernel
+/// reports for a file there (statx STATX_DIOALIGN, Linux 6.1 and later:
+/// the device's logical block, 512 on most disks), else the file system's
+/// block size from statvfs (stricter than needed, never too loose).
 pub fn direct_alignment(dir: &Path) -> usize {
+    if let Ok(fd) = create_unlinked(dir, "align", 0) {
+        let reported = dio_alignment(fd);
+        sys::close(fd);
+        if let Some(a) = reported {
+            return a;
+        }
+    }
     let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
         return 4096;
     };
@@ -310,6 +318,24 @@ pub fn direct_alignment(dir: &Path) -> usize {
         return 4096;
     }
     (s.f_bsize as usize).clamp(512, 4096)
+}
+
+/// The O_DIRECT offset alignment the kernel reports for an open file.
+fn dio_alignment(fd: RawFd) -> Option<usize> {
+    // SAFETY: a zeroed statx is valid output space.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: our descriptor, an empty path with AT_EMPTY_PATH, our struct.
+    let r = unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut st,
+        )
+    };
+    (r == 0 && st.stx_mask & libc::STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align as usize)
 }
 
 /// Bytes free to an unprivileged writer on the file system of `dir`.
@@ -753,6 +779,8 @@ mod tests {
         assert_eq!(m.fs_type, "ext4");
         assert_eq!(m.source, "/dev/vda1");
         assert!(mount_of(Path::new("/")).is_some());
+        let a = direct_alignment(&scratch_parent());
+        assert!(a.is_power_of_two() && (1..=4096).contains(&a), "{a}");
     }
 
     #[test]
