@@ -67,7 +67,7 @@ pub struct Io {
     hist: Histogram<u64>,
     /// Every fsync of `buffered+fsync`, ns.
     fsyncs: Histogram<u64>,
-    /// Page-cache residency of the file after the last interval.
+    /// Page-cache residency of the file after the last interval (extras).
     resident: Option<f64>,
 }
 
@@ -161,16 +161,13 @@ impl touchstone_harness::Benchmark for Io {
     }
 
     /// Untimed by the harness: `buffered+fsync`'s final fsync, timed here
-    /// and kept apart; the page-cache residency of a buffered read.
+    /// and kept apart.
     fn conclude(&mut self, _n: u64) -> Fallible {
         if self.mode == SyncMode::BufferedFsync && self.write {
             let t0 = now_ns();
             // SAFETY: our descriptor.
             sys::check(unsafe { libc::fsync(self.fd) }, "fsync")?;
             let _ = self.fsyncs.record((now_ns() - t0).max(1));
-        }
-        if !matches!(self.place, Place::Device(_)) && self.mode != SyncMode::Direct {
-            self.resident = io::resident_fraction(self.fd, self.size);
         }
         Ok(())
     }
@@ -184,7 +181,15 @@ impl touchstone_harness::Benchmark for Io {
         self.buf = None;
     }
 
+    /// The latency figures of every block moved (warm-up passes included:
+    /// the harness does not tell a benchmark which intervals it keeps),
+    /// fsync apart, and how much of the file the page cache holds after
+    /// the last interval (mincore; once, as it costs a pass over the
+    /// file's page table).
     fn extras(&mut self) -> Vec<(String, f64)> {
+        if !matches!(self.place, Place::Device(_)) && self.mode != SyncMode::Direct {
+            self.resident = io::resident_fraction(self.fd, self.size);
+        }
         let mut x = latency_extras(&self.hist);
         if !self.fsyncs.is_empty() {
             x.push((
