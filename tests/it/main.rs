@@ -9,6 +9,7 @@ mod fleet_slurm;
 mod harness;
 mod import_fuzz;
 mod imports;
+mod io_safety;
 mod mem;
 mod proc;
 mod session;

@@ -106,6 +106,10 @@ pub struct Family {
     /// (cache levels from a latency curve, line size from strides), computed
     /// after the last of them; each derived figure is a measurement itself.
     pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
+    /// What a family adds to each of its measurements once it is made
+    /// (warnings about the conditions it ran in, figures computed from the
+    /// headline such as IOPS from MB/s), before it is stored.
+    pub annotate: Option<fn(&mut Measurement)>,
     /// Parameters that do not apply at a point (rt_wake's `priority` under
     /// `policy:other`): left out of the case's name and stored parameters,
     /// so a result never names a setting that had no effect.
@@ -135,6 +139,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Case(build),
             derive: None,
+            annotate: None,
             inert: none_inert,
         }
     }
@@ -170,6 +175,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Workload { operation, build },
             derive: None,
+            annotate: None,
             inert: none_inert,
         }
     }

@@ -353,4 +353,19 @@ pub struct RunArgs {
     /// from the plan; run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// I/O families (io, io_copy): the directory their test files go in
+    /// (default: the scratch directory). Nothing is written elsewhere.
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// I/O families: measure a whole block device instead of files; its
+    /// data is destroyed, so --destroy-data-on must name the same device.
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<PathBuf>,
+    /// The device whose data may be destroyed: must equal --device.
+    #[arg(long, value_name = "DEV")]
+    pub destroy_data_on: Option<PathBuf>,
+    /// I/O families: write back and drop the page cache before every
+    /// timed interval (needs root), so buffered reads reach the storage.
+    #[arg(long)]
+    pub drop_caches: bool,
 }

@@ -348,9 +348,26 @@ impl Session {
         baseline: Option<(&str, &mut dyn Benchmark)>,
         plan: &Plan,
     ) -> Result<(), CliError> {
+        self.measure_annotated(label, bench, shape, baseline, plan, None)
+    }
+
+    /// `measure`, with the family's `annotate` applied to the measurement
+    /// before it is shown and stored.
+    pub fn measure_annotated(
+        &mut self,
+        label: &CaseLabel,
+        bench: &mut dyn Benchmark,
+        shape: &Shape,
+        baseline: Option<(&str, &mut dyn Benchmark)>,
+        plan: &Plan,
+        annotate: Option<fn(&mut Measurement)>,
+    ) -> Result<(), CliError> {
         self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
-            Ok(m) => {
+            Ok(mut m) => {
+                if let Some(a) = annotate {
+                    a(&mut m);
+                }
                 let [fig, _, rel] = terminal::figure_cells(&m);
                 let par = if plan.parallel > 1 {
                     format!(" ×{}", plan.parallel)

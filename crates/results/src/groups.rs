@@ -25,6 +25,10 @@ pub static GROUPS: &[Group] = &[
         title: "File & VM latency",
     },
     Group {
+        name: "file_io",
+        title: "File-system & disk I/O",
+    },
+    Group {
         name: "comm_bw",
         title: "Local communication bandwidth",
     },

@@ -103,6 +103,9 @@ warning_codes! {
     LevelNotDetected = "level-not-detected",
         "a step of the latency curve is not reported as a level",
         "it was not confirmed by resampling or a second chain, lies past the last cache, or the sweep is too sparse there; re-run on a quiet machine or measure a finer curve";
+    PageCache = "page-cache",
+        "a buffered read was served from the page cache: the figure measures memory, not the storage",
+        "use mode:direct, a file larger than memory (size:), or --drop-caches (root)";
     TlbDisagrees = "tlb-disagrees",
         "the measured TLB entries differ from what cpuid reports",
         "a hypervisor can report other TLB sizes than the hardware has, and replacement or a cache step can move a TLB step; see the curve";

@@ -51,6 +51,10 @@ pub mod bw_tcp;
 pub mod bw_file_rd;
 pub mod bw_mmap_rd;
 
+// file-system and disk I/O
+pub mod io;
+pub mod io_copy;
+
 // memory latency and bandwidth, processor
 pub mod lat_mem_rd;
 pub mod line;
@@ -70,6 +74,7 @@ pub mod udp_rr;
 pub mod fscache;
 pub mod chat;
 pub mod web;
+pub mod io_load;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;

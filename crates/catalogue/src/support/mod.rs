@@ -13,6 +13,7 @@ pub mod file_set;
 pub mod files;
 pub mod fileset;
 pub mod http;
+pub mod io;
 pub mod hot_potato;
 pub mod memory;
 pub mod multiplex;

@@ -201,8 +201,32 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // median's interval is as narrow as asked (quick: at most 4 rounds).
     plan.converge = a.converge.is_some().then_some(settings.rule);
     let mode = Mode { quick: a.quick };
+    // Where the I/O families write, checked before anything is built.
+    touchstone_catalogue::support::io::configure(
+        a.dir.clone(),
+        a.device.clone(),
+        a.destroy_data_on.clone(),
+        a.drop_caches,
+    )
+    .map_err(CliError::Usage)?;
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
     let selection = select(&a.benchmarks, mode, max_parallel)?;
+    let io_flag = [
+        (a.dir.is_some(), "--dir"),
+        (a.device.is_some(), "--device"),
+        (a.drop_caches, "--drop-caches"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    let io_cases = selection
+        .cases
+        .iter()
+        .any(|c| c.family.name.starts_with("io"));
+    if let (false, Some(flag)) = (io_cases, io_flag) {
+        return Err(CliError::Usage(format!(
+            "{flag} applies to the I/O families (io, io_copy), and the selection has none"
+        )));
+    }
     if selection.cases.is_empty() {
         return Err(CliError::Usage(
             "nothing to run: the selection is empty here".into(),
@@ -302,6 +326,11 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
+    if io_cases {
+        session.note(&touchstone_catalogue::support::io::describe_target(
+            &touchstone_catalogue::support::io::target(),
+        ));
+    }
     if !unmeasured_cpus.is_empty() {
         session.note(&format!(
             "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \
@@ -394,7 +423,14 @@ fn measure_all(
                 .baseline
                 .as_mut()
                 .map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
-            session.measure(&label, built.bench.as_mut(), &built.shape, baseline, plan)?;
+            session.measure_annotated(
+                &label,
+                built.bench.as_mut(),
+                &built.shape,
+                baseline,
+                plan,
+                case.family.annotate,
+            )?;
         }
     }
     if session.interrupted() {

@@ -1,0 +1,590 @@
+//! io: file-system and disk I/O by block size, access pattern and sync
+//! mode (seed 004 section 5, lmbench's lmdd): read or write a file of a
+//! fixed size in blocks of `bs`, sequentially, in one fixed shuffled order
+//! (`rand`, every block once), or at blocks drawn from a Gaussian about the
+//! file's centre or a Zipf law, from one seeded sequence identical on every
+//! machine. Figures: MB/s (headline), IOPS, and each operation's latency
+//! (min, median, mean, p99, max, and a coarse histogram) as extras; in
+//! `buffered+fsync` the final fsync(2) of each pass is timed apart
+//! (`fsync_ms`) and not in the headline.
+//!
+//! Why a micro-benchmark and not a workload: 004's lesson from AIM is that
+//! an adaptive timer choosing how much to write made disc results
+//! unrepeatable. Here one iteration is one whole pass of the fixed volume
+//! (`size`) through the fixed sequence; the harness may run several passes
+//! in an interval to keep clock error below 0.1 % (never fewer than one,
+//! never a partial pass), and `buffered+fsync` runs exactly one pass per
+//! interval so that each interval ends with its one fsync. The harness's
+//! timing contract is unchanged: per-operation latency is read with two
+//! vDSO clock reads around each operation (tens of ns, inside the timed
+//! interval, a cost fio pays too) into a preallocated HDR histogram, and
+//! the harness still times the interval as a whole. Parallel readers and
+//! writers are `--parallel N`: N processes, each on its own file, all
+//! running during every timed interval, their MB/s summed.
+//!
+//! Where: the scratch directory by default, `--dir`, or a whole block
+//! device (`--device` with `--destroy-data-on`, offsets 0..size). Files are
+//! unlinked as soon as they are created, so nothing outlives the process.
+//! `depth:N` (N > 1) submits through io_uring with N blocks in flight.
+
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use hdrhistogram::Histogram;
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_results::{Measurement, Warning, WarningCode};
+
+use crate::family::{Built, Family, Mode};
+use crate::params::{Kind, Param, Point};
+use crate::support::io::{self, latency_extras, now_ns, offsets, Pattern, Ring, SyncMode};
+use crate::support::memory::{Buf, Pages};
+use crate::support::sys::{self, errno};
+
+/// Where one process's file lives.
+#[derive(Debug, Clone)]
+enum Place {
+    /// The harness's scratch directory of this measurement.
+    Scratch,
+    Dir(PathBuf),
+    Device(PathBuf),
+}
+
+pub struct Io {
+    write: bool,
+    mode: SyncMode,
+    bs: usize,
+    size: u64,
+    depth: usize,
+    /// One pass's offsets, made in the parent: the fixed sequence.
+    offs: Vec<u64>,
+    place: Place,
+    drop_caches: bool,
+    /// The directory written in (for messages); set in setup.
+    dir: PathBuf,
+    fd: RawFd,
+    buf: Option<Buf>,
+    ring: Option<Ring>,
+    hist: Histogram<u64>,
+    /// Every fsync of `buffered+fsync`, ns.
+    fsyncs: Histogram<u64>,
+    /// Page-cache residency of the file after the last interval (extras).
+    resident: Option<f64>,
+}
+
+impl Io {
+    /// One pass at depth 1: pread(2)/pwrite(2) of `bs` at each offset,
+    /// each between two clock reads recorded in the histogram.
+    #[inline]
+    fn pass_sync(&mut self, p: *mut u8) -> Fallible {
+        for &off in &self.offs {
+            let t0 = now_ns();
+            // SAFETY: our buffer of at least bs bytes.
+            let r = unsafe {
+                if self.write {
+                    libc::pwrite(
+                        self.fd,
+                        p as *const libc::c_void,
+                        self.bs,
+                        off as libc::off_t,
+                    )
+                } else {
+                    libc::pread(self.fd, p as *mut libc::c_void, self.bs, off as libc::off_t)
+                }
+            };
+            let t1 = now_ns();
+            if r != self.bs as isize {
+                return Err(if r < 0 && self.write {
+                    io::write_error(&self.dir, "writing a block")
+                } else if r < 0 {
+                    errno("pread")
+                } else {
+                    BenchError(format!("short transfer: {r} of {} bytes", self.bs))
+                });
+            }
+            // Within the histogram's bounds; an out-of-range value is dropped.
+            let _ = self.hist.record((t1 - t0).max(1));
+        }
+        Ok(())
+    }
+}
+
+impl touchstone_harness::Benchmark for Io {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        let flags = self.mode.open_flags();
+        self.buf = Some(Buf::new(self.bs * self.depth, Pages::Default)?);
+        match &self.place {
+            Place::Device(dev) => {
+                self.dir = dev.clone();
+                let c = sys::cstring(dev)?;
+                // SAFETY: a NUL-terminated path; the device was checked
+                // (both flags, block device, unmounted) before the run.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
+                self.fd = sys::check(fd, "open the device")?;
+            }
+            Place::Scratch | Place::Dir(_) => {
+                self.dir = match &self.place {
+                    Place::Dir(d) => d.clone(),
+                    _ => ctx.scratch.clone(),
+                };
+                self.fd = io::test_file(&self.dir, "io", self.size, flags)?;
+            }
+        }
+        if self.depth > 1 {
+            self.ring = Some(Ring::new(self.depth)?);
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, _n: u64) -> Fallible {
+        if self.drop_caches {
+            io::drop_caches()?;
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` passes over the fixed sequence of `size / bs` offsets,
+    /// each block read or written with pread/pwrite (depth 1) or through
+    /// io_uring with `depth` blocks in flight; around each block two clock
+    /// reads and a histogram record (no allocation). The fsync of
+    /// `buffered+fsync` is not here: it follows in `conclude`.
+    fn run(&mut self, n: u64) -> Fallible {
+        let p = self.buf.as_ref().expect("setup made the buffer").ptr();
+        for _ in 0..n {
+            match self.ring.as_mut() {
+                Some(ring) => {
+                    ring.pass(self.fd, self.write, p, self.bs, &self.offs, &mut self.hist)?
+                }
+                None => self.pass_sync(p)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Untimed by the harness: `buffered+fsync`'s final fsync, timed here
+    /// and kept apart.
+    fn conclude(&mut self, _n: u64) -> Fallible {
+        if self.mode == SyncMode::BufferedFsync && self.write {
+            let t0 = now_ns();
+            // SAFETY: our descriptor.
+            sys::check(unsafe { libc::fsync(self.fd) }, "fsync")?;
+            let _ = self.fsyncs.record((now_ns() - t0).max(1));
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        if self.fd >= 0 {
+            sys::close(self.fd);
+            self.fd = -1;
+        }
+        self.ring = None;
+        self.buf = None;
+    }
+
+    /// The latency figures of every block moved (warm-up passes included:
+    /// the harness does not tell a benchmark which intervals it keeps),
+    /// fsync apart, and how much of the file the page cache holds after
+    /// the last interval (mincore; once, as it costs a pass over the
+    /// file's page table).
+    fn extras(&mut self) -> Vec<(String, f64)> {
+        if !matches!(self.place, Place::Device(_)) && self.mode != SyncMode::Direct {
+            self.resident = io::resident_fraction(self.fd, self.size);
+        }
+        let mut x = latency_extras(&self.hist);
+        if !self.fsyncs.is_empty() {
+            x.push((
+                "fsync_ms".into(),
+                self.fsyncs.value_at_quantile(0.5) as f64 / 1e6,
+            ));
+        }
+        if let Some(r) = self.resident {
+            x.push(("cached_fraction".into(), r));
+        }
+        x.truncate(16);
+        x
+    }
+}
+
+fn pattern_of(p: &Point) -> Result<Pattern, String> {
+    Ok(match p.text("pattern") {
+        "seq" => Pattern::Seq,
+        "rand" => Pattern::Rand,
+        "zipf" => Pattern::Zipf,
+        _ => {
+            let sigma = p.num("sigma");
+            if sigma == 0 {
+                return Err(
+                    "sigma:0: a Gaussian needs a deviation above 0 (004 used 160k over 4m)".into(),
+                );
+            }
+            Pattern::Gauss {
+                centre: p.num("size") * p.num("centre") / 100,
+                sigma,
+            }
+        }
+    })
+}
+
+/// Device size in bytes (BLKGETSIZE64).
+fn device_bytes(dev: &std::path::Path) -> Result<u64, String> {
+    let c = sys::cstring(dev).map_err(|e| e.0)?;
+    // SAFETY: a NUL-terminated path; read-only open to ask its size.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!(
+            "--device {}: {}",
+            dev.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    let mut bytes: u64 = 0;
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
+    // SAFETY: the ioctl writes one u64.
+    let r = unsafe { libc::ioctl(fd, 0x8008_1272, &mut bytes) };
+    sys::close(fd);
+    if r < 0 {
+        return Err(format!(
+            "--device {}: its size: {}",
+            dev.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(bytes)
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    let bs = p.num("bs");
+    let size = p.num("size");
+    let depth = p.num("depth") as usize;
+    let mode = SyncMode::parse(p.text("mode"));
+    let write = p.text("op") == "write";
+    if size < bs {
+        return Err(format!(
+            "size:{} is smaller than one block of bs:{}",
+            p.text("size"),
+            p.text("bs")
+        ));
+    }
+    let pattern = pattern_of(p)?;
+    if depth > 1 {
+        if let Some(why) = io::io_uring_refused() {
+            return Err(why);
+        }
+    }
+    let target = io::target();
+    let place = match (&target.device, &target.dir) {
+        (Some(d), _) => Place::Device(d.clone()),
+        (None, Some(d)) => Place::Dir(d.clone()),
+        (None, None) => Place::Scratch,
+    };
+    let probe_dir = match &place {
+        Place::Dir(d) => Some(d.clone()),
+        Place::Scratch => Some(io::scratch_parent()),
+        Place::Device(_) => None,
+    };
+    if mode == SyncMode::Direct {
+        let align = match &probe_dir {
+            Some(d) => io::direct_alignment(d),
+            None => 512,
+        } as u64;
+        if !bs.is_multiple_of(align) {
+            return Err(format!(
+                "mode:direct needs blocks that are multiples of the logical block ({align} bytes here); bs:{} is not",
+                p.text("bs")
+            ));
+        }
+    }
+    match (&place, &probe_dir) {
+        (_, Some(d)) => {
+            // Unwritable, or refusing O_DIRECT: say so now.
+            io::probe_dir(d, mode.open_flags() & libc::O_DIRECT)?;
+            if let Some(free) = io::free_bytes(d) {
+                if free < size {
+                    return Err(format!(
+                        "size:{} does not fit in {} ({}): {} MB free",
+                        p.text("size"),
+                        d.display(),
+                        io::describe_place(d),
+                        free / 1_000_000
+                    ));
+                }
+            }
+        }
+        (Place::Device(dev), None) => {
+            let have = device_bytes(dev)?;
+            if have < size {
+                return Err(format!(
+                    "size:{} is larger than {} ({have} bytes)",
+                    p.text("size"),
+                    dev.display()
+                ));
+            }
+        }
+        _ => {}
+    }
+    let shape = Shape::bandwidth(size as f64);
+    let shape = if mode == SyncMode::BufferedFsync && write {
+        // One pass per interval: each interval ends with its one fsync.
+        shape.with_fixed_iterations(1)
+    } else {
+        shape
+    };
+    Ok(Built::new(
+        Io {
+            write,
+            mode,
+            bs: bs as usize,
+            size,
+            depth,
+            offs: offsets(pattern, size, bs),
+            place,
+            drop_caches: target.drop_caches,
+            dir: PathBuf::new(),
+            fd: -1,
+            buf: None,
+            ring: None,
+            hist: touchstone_results::curve::latency_histogram(),
+            fsyncs: touchstone_results::curve::latency_histogram(),
+            resident: None,
+        },
+        shape,
+    ))
+}
+
+/// Most of the file in the page cache after a buffered read: the figure
+/// measures memory, not the storage.
+pub const CACHED_LIMIT: f64 = 0.5;
+
+/// What `io` adds to each measurement: IOPS from the headline MB/s (so
+/// the two always agree) and the page-cache warning.
+fn annotate(m: &mut Measurement) {
+    if let Some(bs) = m.params.get("bs").and_then(|b| parse_size(b)) {
+        m.extra
+            .insert("iops".into(), m.summary.median * 1e6 / bs as f64);
+    }
+    m.warnings.extend(page_cache_warning(m));
+}
+
+fn parse_size(text: &str) -> Option<u64> {
+    PARAMS
+        .iter()
+        .find(|p| p.name == "bs")?
+        .parse(text)
+        .ok()
+        .map(|v| v.num)
+}
+
+/// The page-cache warning of one `io` measurement: a buffered read of a
+/// file mostly in the page cache (mincore(2) after the last interval).
+pub fn page_cache_warning(m: &Measurement) -> Option<Warning> {
+    let read = m.params.get("op").map(String::as_str) == Some("read");
+    let direct = m.params.get("mode").map(String::as_str) == Some("direct");
+    let cached = *m.extra.get("cached_fraction")?;
+    (read && !direct && cached >= CACHED_LIMIT && !io::target().drop_caches).then(|| {
+        Warning::new(
+            WarningCode::PageCache,
+            format!(
+                "{:.0} % of the file was in the page cache: this buffered read measures memory, not the disk",
+                cached * 100.0
+            ),
+        )
+    })
+}
+
+const PARAMS: &[Param] = &[
+    Param {
+        name: "op",
+        help: "read or write",
+        kind: Kind::Choice(&["read", "write"]),
+        default: &["read", "write"],
+        quick: &[],
+        positional: true,
+    },
+    Param {
+        name: "pattern",
+        help: "seq; rand (every block once, one fixed shuffled order); gauss (about centre, deviation sigma); zipf (s = 1.2 over block ranks)",
+        kind: Kind::Choice(&["seq", "rand", "gauss", "zipf"]),
+        default: &["seq", "rand"],
+        quick: &[],
+        positional: false,
+    },
+    Param {
+        name: "bs",
+        help: "block size of each read or write",
+        kind: Kind::Size {
+            min: 512,
+            max: 4 << 20,
+        },
+        default: &["512", "8k", "32k", "1m"],
+        quick: &["8k", "1m"],
+        positional: false,
+    },
+    Param {
+        name: "mode",
+        help: "buffered; buffered+fsync (one final fsync per pass, timed apart as fsync_ms); osync (O_SYNC); dsync (O_DSYNC); direct (O_DIRECT, aligned buffers)",
+        kind: Kind::Choice(io::SYNC_MODES),
+        default: &["buffered"],
+        quick: &[],
+        positional: false,
+    },
+    Param {
+        name: "depth",
+        help: "blocks in flight: 1 is pread/pwrite; more submits through io_uring",
+        kind: Kind::Int { min: 1, max: 64 },
+        default: &["1"],
+        quick: &[],
+        positional: false,
+    },
+    Param {
+        name: "size",
+        help: "the file (the fixed volume of one pass); larger than memory to measure the disk with buffered reads",
+        kind: Kind::Size {
+            min: 512,
+            max: 1 << 40,
+        },
+        default: &["4m"],
+        quick: &[],
+        positional: false,
+    },
+    Param {
+        name: "sigma",
+        help: "gauss: the deviation of the offsets (004: 160k over 4m)",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: &["160k"],
+        quick: &[],
+        positional: false,
+    },
+    Param {
+        name: "centre",
+        help: "gauss: the centre, in percent of the file",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: &["50"],
+        quick: &[],
+        positional: false,
+    },
+];
+
+pub const FAMILY: Family = Family {
+    params: PARAMS,
+    default_suite: false,
+    annotate: Some(annotate),
+    ..Family::new(
+        "io",
+        "file_io",
+        "read or write a file by block size, pattern and sync mode (MB/s, IOPS, per-operation latency)",
+        build,
+    )
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{measure_spec, tiny_plan};
+
+    fn measure(spec: &str) -> Measurement {
+        let _t = io::test_target();
+        measure_spec(spec, &tiny_plan(1), Mode { quick: true })
+            .unwrap_or_else(|e| panic!("{spec}: {e}"))
+            .remove(0)
+    }
+
+    /// A cached buffered read warns that it measures memory; a direct read
+    /// of the same file does not.
+    #[test]
+    fn page_cache_warning_fires_on_cached_reads_only() {
+        let m = measure("io/read/pattern:seq/bs:64k/size:1m");
+        assert!(m.extra["cached_fraction"] >= CACHED_LIMIT, "{:?}", m.extra);
+        assert!(page_cache_warning(&m).is_some());
+        let dir = io::scratch_parent();
+        if io::probe_dir(&dir, libc::O_DIRECT).is_ok() {
+            let m = measure("io/read/pattern:seq/bs:64k/size:1m/mode:direct");
+            assert!(page_cache_warning(&m).is_none(), "{:?}", m.extra);
+        } else {
+            eprintln!(
+                "skipped the direct half: {} refuses O_DIRECT",
+                dir.display()
+            );
+        }
+    }
+
+    #[test]
+    fn latency_figures_are_ordered_and_fsync_is_apart() {
+        let m = measure("io/write/pattern:rand/bs:8k/size:256k/mode:buffered+fsync");
+        let x = &m.extra;
+        assert!(x["lat_min_us"] <= x["lat_median_us"]);
+        assert!(x["lat_median_us"] <= x["lat_p99_us"]);
+        assert!(x["lat_p99_us"] <= x["lat_max_us"]);
+        assert!(x["fsync_ms"] > 0.0, "{x:?}");
+        let mut m = m.clone();
+        annotate(&mut m);
+        let iops = m.extra["iops"];
+        assert!((iops * 8192.0 / 1e6 - m.summary.median).abs() < 1e-6 * m.summary.median);
+    }
+
+    #[test]
+    fn depth_goes_through_io_uring_where_allowed() {
+        if let Some(why) = io::io_uring_refused() {
+            let _t = io::test_target();
+            let sel = crate::select(&["io/read/depth:4".into()], Mode::default(), 1).unwrap();
+            let e = sel.cases[0]
+                .family
+                .make(&sel.cases[0].point, Mode::default())
+                .err()
+                .unwrap();
+            assert!(e.contains("io_uring"), "{e} / {why}");
+            return;
+        }
+        let m = measure("io/read/pattern:rand/bs:4k/size:256k/depth:4");
+        assert!(m.summary.median > 0.0);
+        assert!(m.extra["lat_median_us"] > 0.0);
+    }
+
+    fn refused(spec: &str) -> String {
+        let _t = io::test_target();
+        let sel = crate::select(&[spec.into()], Mode::default(), 1);
+        match sel {
+            Err(e) => e.to_string(),
+            Ok(sel) => {
+                let c = &sel.cases[0];
+                c.family.make(&c.point, Mode::default()).err().expect(spec)
+            }
+        }
+    }
+
+    /// Bad input is refused when the case is built, before anything runs.
+    #[test]
+    fn bad_input_is_refused() {
+        assert!(refused("io/read/bs:0").contains("bs"));
+        assert!(refused("io/read/pattern:gauss/sigma:0").contains("sigma"));
+        assert!(refused("io/read/bs:64k/size:8k").contains("smaller than one block"));
+        let e = refused("io/read/bs:1000/mode:direct");
+        assert!(e.contains("multiples") || e.contains("unsupported"), "{e}");
+    }
+
+    /// The test file is gone once the measurement ends.
+    #[test]
+    fn nothing_is_left_in_the_directory() {
+        let _t = io::test_target();
+        let dir = tempfile_dir();
+        io::configure(Some(dir.clone()), None, None, false).unwrap();
+        let r = measure_spec(
+            "io/write/pattern:seq/bs:64k/size:256k",
+            &tiny_plan(1),
+            Mode { quick: true },
+        );
+        io::configure(None, None, None, false).unwrap();
+        r.unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        std::fs::remove_dir(&dir).unwrap();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("touchstone-io-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

@@ -1,0 +1,239 @@
+//! io_copy: copying a file with a block size, as dd and lmbench's lmdd do
+//! (seed 002 measured disks with dd at 16 KB and 128 KB blocks): read(2)
+//! a block of the source, write(2) it to the destination, to the end. One
+//! iteration copies the whole source (a fixed volume, `size`), after
+//! truncating the destination as dd's O_TRUNC does; MB/s counts the bytes
+//! copied once. Both files are made in setup in the scratch directory or
+//! `--dir` and unlinked at once. `direct` opens both with O_DIRECT (dd's
+//! iflag=direct oflag=direct). A block device is refused: io_copy copies
+//! files.
+
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use touchstone_harness::{BenchError, Context, Fallible, Shape};
+
+use crate::family::{Built, Family, Mode};
+use crate::params::{Kind, Param, Point};
+use crate::support::io::{self, create_unlinked, fill, SyncMode};
+use crate::support::memory::{Buf, Pages};
+use crate::support::sys::{self, errno};
+
+pub struct IoCopy {
+    bs: usize,
+    size: u64,
+    mode: SyncMode,
+    dir: Option<PathBuf>,
+    drop_caches: bool,
+    /// The directory written in, set in setup.
+    at: PathBuf,
+    src: RawFd,
+    dst: RawFd,
+    buf: Option<Buf>,
+}
+
+/// Reopen an unlinked file through /proc with extra open flags.
+fn reopen(fd: RawFd, flags: libc::c_int) -> Fallible<RawFd> {
+    let path = sys::cstring(format!("/proc/self/fd/{fd}"))?;
+    // SAFETY: a NUL-terminated path.
+    let fd2 = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
+    sys::close(fd);
+    sys::check(fd2, "reopen the test file with O_DIRECT")
+}
+
+impl touchstone_harness::Benchmark for IoCopy {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
+        self.at = self.dir.clone().unwrap_or_else(|| ctx.scratch.clone());
+        self.buf = Some(Buf::new(self.bs, Pages::Default)?);
+        let src = create_unlinked(&self.at, "io_copy-src", 0)?;
+        let laid = fill(src, self.size, &vec![0x5au8; 1 << 20], &self.at);
+        // SAFETY: our descriptor.
+        let synced =
+            laid.and_then(|_| sys::check(unsafe { libc::fsync(src) }, "fsync").map(|_| ()));
+        if let Err(e) = synced {
+            sys::close(src);
+            return Err(e);
+        }
+        self.src = src;
+        self.dst = create_unlinked(&self.at, "io_copy-dst", 0)?;
+        if self.mode == SyncMode::Direct {
+            self.src = reopen(self.src, libc::O_DIRECT)?;
+            self.dst = reopen(self.dst, libc::O_DIRECT)?;
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, _n: u64) -> Fallible {
+        if self.drop_caches {
+            io::drop_caches()?;
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` copies, each ftruncate(2) of the destination to 0 (dd's
+    /// O_TRUNC), then pread(2) of `bs` from the source and pwrite(2) of
+    /// what was read to the destination, block after block to the end.
+    fn run(&mut self, n: u64) -> Fallible {
+        let p = self.buf.as_ref().expect("setup made the buffer").ptr() as *mut libc::c_void;
+        for _ in 0..n {
+            // SAFETY: our descriptor.
+            if unsafe { libc::ftruncate(self.dst, 0) } != 0 {
+                return Err(errno("ftruncate"));
+            }
+            let mut off = 0u64;
+            while off < self.size {
+                let want = (self.size - off).min(self.bs as u64) as usize;
+                // SAFETY: reading into our buffer of bs bytes.
+                let r = unsafe { libc::pread(self.src, p, want, off as libc::off_t) };
+                if r <= 0 {
+                    return Err(if r == 0 {
+                        BenchError("read: unexpected end of the source".into())
+                    } else {
+                        errno("read")
+                    });
+                }
+                // SAFETY: writing what was just read.
+                let w = unsafe { libc::pwrite(self.dst, p, r as usize, off as libc::off_t) };
+                if w != r {
+                    return Err(io::write_error(&self.at, "writing the copy"));
+                }
+                off += r as u64;
+            }
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        for fd in [&mut self.src, &mut self.dst] {
+            if *fd >= 0 {
+                sys::close(*fd);
+                *fd = -1;
+            }
+        }
+        self.buf = None;
+    }
+}
+
+fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    let bs = p.num("bs");
+    let size = p.num("size");
+    let mode = SyncMode::parse(p.text("mode"));
+    if size < bs {
+        return Err(format!(
+            "size:{} is smaller than one block of bs:{}",
+            p.text("size"),
+            p.text("bs")
+        ));
+    }
+    let target = io::target();
+    if let Some(dev) = &target.device {
+        return Err(format!(
+            "io_copy copies files, not devices: measure {} with io, or give --dir",
+            dev.display()
+        ));
+    }
+    let dir = target.dir.clone();
+    let probe = dir.clone().unwrap_or_else(io::scratch_parent);
+    if mode == SyncMode::Direct {
+        let align = io::direct_alignment(&probe) as u64;
+        if !bs.is_multiple_of(align) || !size.is_multiple_of(align) {
+            return Err(format!(
+                "mode:direct needs bs and size that are multiples of the logical block ({align} bytes here)"
+            ));
+        }
+    }
+    io::probe_dir(&probe, mode.open_flags())?;
+    if let Some(free) = io::free_bytes(&probe) {
+        if free < 2 * size {
+            return Err(format!(
+                "two files of size:{} do not fit in {} ({}): {} MB free",
+                p.text("size"),
+                probe.display(),
+                io::describe_place(&probe),
+                free / 1_000_000
+            ));
+        }
+    }
+    Ok(Built::new(
+        IoCopy {
+            bs: bs as usize,
+            size,
+            mode,
+            dir,
+            drop_caches: target.drop_caches,
+            at: PathBuf::new(),
+            src: -1,
+            dst: -1,
+            buf: None,
+        },
+        Shape::bandwidth(size as f64),
+    ))
+}
+
+pub const FAMILY: Family = Family {
+    params: &[
+        Param {
+            name: "bs",
+            help: "block size of each read and write (002: 16k, 128k)",
+            kind: Kind::Size {
+                min: 512,
+                max: 64 << 20,
+            },
+            default: &["16k", "128k"],
+            quick: &[],
+            positional: false,
+        },
+        Param {
+            name: "mode",
+            help: "buffered, or direct (O_DIRECT on both files, dd's iflag=direct oflag=direct)",
+            kind: Kind::Choice(&["buffered", "direct"]),
+            default: &["buffered"],
+            quick: &[],
+            positional: false,
+        },
+        Param {
+            name: "size",
+            help: "bytes copied per pass",
+            kind: Kind::Size {
+                min: 512,
+                max: 1 << 40,
+            },
+            default: &["64m"],
+            quick: &["16m"],
+            positional: false,
+        },
+    ],
+    default_suite: false,
+    ..Family::new(
+        "io_copy",
+        "file_io",
+        "copy a file with a block size, as dd and lmdd (MB/s)",
+        build,
+    )
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+
+    #[test]
+    fn copies_and_refuses_bad_sizes() {
+        let _t = io::test_target();
+        let m = measure_spec(
+            "io_copy/bs:16k/size:1m",
+            &tiny_plan(1),
+            Mode { quick: true },
+        )
+        .unwrap()
+        .remove(0);
+        assert_sane(&m);
+        let sel = crate::select(&["io_copy/bs:1m/size:64k".into()], Mode::default(), 1).unwrap();
+        let e = sel.cases[0]
+            .family
+            .make(&sel.cases[0].point, Mode::default())
+            .err()
+            .unwrap();
+        assert!(e.contains("smaller than one block"), "{e}");
+    }
+}
