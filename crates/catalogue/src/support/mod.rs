@@ -14,6 +14,7 @@ pub mod files;
 pub mod fileset;
 pub mod http;
 pub mod hot_potato;
+pub mod launch;
 pub mod memory;
 pub mod multiplex;
 pub mod one_way;
