@@ -8,6 +8,7 @@ mod harness;
 mod import_fuzz;
 mod imports;
 mod mem;
+mod multiuser;
 mod proc;
 mod session;
 mod store;

@@ -11,7 +11,8 @@
 //! each line of the script its own operation type, so every command has its
 //! own latency histogram. A user runs the script in order, round and round,
 //! starting at its own line (users are spread over the mix), in its own
-//! directory under the trial's scratch directory (removed with it). An
+//! directory under the trial's scratch directory (removed with it; it is
+//! also the commands' $TMPDIR, so what a killed cc leaves goes too). An
 //! optional mean think time (`think`, default 0: capacity) is drawn from an
 //! exponential distribution before each command and is not part of its
 //! latency (it does lower the rate, as a thinking user does).
@@ -313,9 +314,11 @@ impl Workload for MultiUser {
             .map_err(|e| io("write calc.c", e))?;
         std::fs::write(dir.join("notes.txt"), notes()).map_err(|e| io("write notes.txt", e))?;
         // This process is the user's alone: its directory is the commands'
-        // working directory, and the C locale makes sort and grep do the
-        // same work on every machine.
+        // working directory and their temporary directory (what cc leaves
+        // there when a trial kills it goes with the scratch directory), and
+        // the C locale makes sort and grep do the same work on every machine.
         std::env::set_current_dir(&dir).map_err(|e| io("chdir", e))?;
+        std::env::set_var("TMPDIR", &dir);
         std::env::set_var("LC_ALL", "C");
         let err_path = cstring(dir.join(".stderr").as_os_str())?;
         // SAFETY: a valid path; the descriptor is closed on exec (each
