@@ -1,9 +1,8 @@
 //! The multiuser workload through `touchstone run` (issue 16): a sweep
 //! stored as a curve named with its script's version, every transaction
-//! type counted, a curve whose shape is a machine filling up (more users
-//! give more transactions, each user fewer); a missing tool refused before
-//! anything runs; no user, shell or command process left after a sweep or
-//! after Ctrl-C, and no file.
+//! type counted, a curve that rises with users while response times grow;
+//! a missing tool refused before anything runs; no user, shell or command
+//! process left after a sweep or after Ctrl-C, and no file.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -38,7 +37,7 @@ fn count(p: &Value, name: &str) -> u64 {
 }
 
 #[test]
-fn a_multiuser_sweep_counts_every_transaction_and_shows_the_machine_filling_up() {
+fn a_multiuser_sweep_counts_every_transaction_and_rises_with_users() {
     let s = Sandbox::new();
     let tag = unique_tag("multiuser");
     let o = tagged(s.cmd(), &tag)
@@ -104,20 +103,22 @@ fn a_multiuser_sweep_counts_every_transaction_and_shows_the_machine_filling_up()
         .unwrap()
         .iter()
         .all(|t| t["name"] != "compile"));
-    // The shape of a machine filling up, whatever else runs on it: eight
-    // users (more than this machine has CPUs, or shares with other work)
-    // get more done than one, and each of them less than one alone.
+    // The rise of the curve, whatever else runs on the machine: eight users
+    // get more done than one (on a quiet machine because there are more
+    // CPUs than one user keeps busy, on a busy one because eight get a
+    // larger share of it). Where it bends, the knee, depends on the other
+    // work on a shared machine, so it is shown in docs/validation.md, not
+    // asserted here.
     let x = |i: usize| points[i]["throughput"].as_f64().unwrap();
     assert!(x(2) > x(0), "1 user {} vs 8 users {}", x(0), x(2));
-    let cpus = points[2]["cpus"].as_f64().unwrap();
-    if cpus < 8.0 {
-        assert!(
-            x(2) / 8.0 < x(0),
-            "per user: 1 alone {} vs of 8 {}",
-            x(0),
-            x(2) / 8.0
-        );
-    }
+    // Response times grow with the queue: the slowest commands wait longer.
+    let p99 = |i: usize| points[i]["latency"]["p99_ns"].as_u64().unwrap();
+    assert!(
+        p99(2) > p99(0),
+        "p99 at 1 user {} vs 8 users {}",
+        p99(0),
+        p99(2)
+    );
 }
 
 #[test]
