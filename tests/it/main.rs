@@ -11,6 +11,7 @@ mod import_fuzz;
 mod imports;
 mod io_safety;
 mod mem;
+mod multiuser;
 mod proc;
 mod session;
 mod store;

@@ -15,18 +15,21 @@
 //! every page it then writes a copy-on-write fault, all inside the timed
 //! interval; on /bin/true that added about 0.1 ms to every run (0.66 ms
 //! against hyperfine -N's 0.54 ms). A clone with CLONE_VM | CLONE_VFORK
-//! shares the memory until the exec and copies nothing. What remains — the
-//! clone, the child's exit and wait4 — is measured once before the timed runs
+//! shares the memory until the exec and copies nothing (`support::launch`,
+//! shared with the `multiuser` workload). What remains — the clone, the
+//! child's exit and wait4 — is measured once before the timed runs
 //! (`launch_overhead_ns`, with no program at all) and reported, not
 //! subtracted: any shell or hyperfine -N pays it too.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use touchstone_harness::{Benchmark, CaseLabel, Context, Fallible, Plan, Shape};
+
+use crate::support::launch::{resolve, verdict, wait, Launcher, Output};
 
 /// Most warm-up runs.
 pub const MAX_WARMUP: u32 = 1000;
@@ -100,9 +103,8 @@ impl AppSpec {
             extra_warmups: self.warmup - 1,
             recent: vec![Usage::default(); self.repetitions.max(1) as usize],
             runs: 0,
-            devnull: -1,
+            launcher: None,
             argv_ptrs: Vec::new(),
-            child_stack: Vec::new(),
             launch_overhead_ns: f64::NAN,
         };
         let mut params = BTreeMap::new();
@@ -166,77 +168,18 @@ pub struct AppBench {
     /// intervals it holds exactly the timed runs.
     recent: Vec<Usage>,
     runs: u64,
-    devnull: libc::c_int,
+    /// /dev/null and the clone's stack, made in `setup` (in the measuring
+    /// process), so a run allocates nothing.
+    launcher: Option<Launcher>,
     /// Null-terminated pointer arrays for execv, built in `setup`.
     argv_ptrs: Vec<*const libc::c_char>,
-    /// The stack the cloned child runs on until it execs (allocated once,
-    /// in `setup`, so a run allocates nothing).
-    child_stack: Vec<u8>,
     /// Median time to launch and reap a child that runs no program.
     launch_overhead_ns: f64,
-}
-
-/// Bytes of stack for the cloned child: it only makes system calls.
-const CHILD_STACK_BYTES: usize = 64 * 1024;
-
-/// What the cloned child needs, and where it reports a failed exec (the
-/// memory is shared until the exec, so the parent reads it after clone
-/// returns).
-#[repr(C)]
-struct Launch {
-    /// Null: run no program (the launch-overhead probe).
-    program: *const libc::c_char,
-    argv: *const *const libc::c_char,
-    devnull: libc::c_int,
-    quiet: bool,
-    exec_errno: libc::c_int,
-}
-
-/// The cloned child, on its own stack in the parent's memory until execv
-/// replaces it: only system calls, no allocation, no locks. The benchmark
-/// process has no signal handlers a signal could run here (the harness
-/// resets Ctrl-C's and Rust's own only catch faults), and the handler table
-/// is the child's own copy (no CLONE_SIGHAND), so resetting SIGPIPE to its
-/// default — Rust ignores it, and a program must not inherit that — leaves
-/// the parent's alone.
-extern "C" fn launched(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `arg` is the parent's `Launch`, alive until clone returns,
-    // which is after this child has exec'd or exited (CLONE_VFORK).
-    unsafe {
-        let l = &mut *(arg as *mut Launch);
-        // Die with the benchmark process; read nothing from the terminal.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        libc::dup2(l.devnull, 0);
-        if l.quiet {
-            libc::dup2(l.devnull, 1);
-            libc::dup2(l.devnull, 2);
-        }
-        if l.program.is_null() {
-            libc::_exit(0);
-        }
-        libc::execv(l.program, l.argv);
-        l.exec_errno = *libc::__errno_location();
-        libc::_exit(127)
-    }
 }
 
 // SAFETY: the raw pointers point into `argv`, owned by the same struct, and
 // are only used by the process that built them.
 unsafe impl Send for AppBench {}
-
-fn describe_status(status: libc::c_int) -> String {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        // SAFETY: strsignal returns a static string for any number.
-        let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
-        format!("was killed by signal {sig} ({})", name.to_string_lossy())
-    } else if libc::WEXITSTATUS(status) == 127 {
-        "exited with status 127 (could not be executed)".to_string()
-    } else {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
-    }
-}
 
 fn seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
@@ -244,58 +187,33 @@ fn seconds(tv: libc::timeval) -> f64 {
 
 impl AppBench {
     /// Start `program` (a resolved path; null for no program) with `argv`
-    /// in a vfork-style clone, wait for it with wait4 (within the timeout,
-    /// if any), and return its rusage or why it failed. The program stays
-    /// in the benchmark process's process group, which the harness kills
-    /// whole when a measurement fails or ends, so nothing it started
-    /// outlives the measurement.
+    /// (`support::launch`), wait for it with wait4 (within the timeout, if
+    /// any), and return its rusage or why it failed. The program stays in
+    /// the benchmark process's process group, which the harness kills whole
+    /// when a measurement fails or ends, so nothing it started outlives the
+    /// measurement.
     fn spawn(
         &mut self,
         program: *const libc::c_char,
         argv: *const *const libc::c_char,
         quiet: bool,
     ) -> Result<libc::rusage, String> {
-        let mut launch = Launch {
-            program,
-            argv,
-            devnull: self.devnull,
-            quiet,
-            exec_errno: 0,
+        let output = if quiet {
+            Output::Discard
+        } else {
+            Output::Inherit
         };
-        // SAFETY: the stack is ours and outlives the child's use of it
-        // (CLONE_VFORK suspends us until the child execs or exits); the top
-        // is 16-byte aligned as the ABI wants.
-        let pid = unsafe {
-            let base = self.child_stack.as_mut_ptr();
-            let top = base.add(self.child_stack.len());
-            let top = top.sub(top as usize % 16);
-            libc::clone(
-                launched,
-                top as *mut libc::c_void,
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-                &mut launch as *mut Launch as *mut libc::c_void,
-            )
-        };
-        if pid < 0 {
-            return Err(format!("clone: {}", std::io::Error::last_os_error()));
-        }
-        // SAFETY: the child has exec'd or exited; it no longer writes here.
-        let exec_errno = unsafe { std::ptr::read_volatile(&launch.exec_errno) };
+        let launcher = self
+            .launcher
+            .as_mut()
+            .ok_or_else(|| "the launcher is made in setup".to_string())?;
+        let started = launcher.start(program, argv, output)?;
         let waited = match self.timeout {
-            Some(limit) => wait_within(pid, limit),
-            None => wait(pid),
+            Some(limit) => wait_within(started.pid, limit),
+            None => wait(started.pid),
         };
         let (status, ru) = waited?;
-        if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-            Ok(ru)
-        } else if exec_errno != 0 {
-            Err(format!(
-                "could not be executed: {}",
-                std::io::Error::from_raw_os_error(exec_errno)
-            ))
-        } else {
-            Err(describe_status(status))
-        }
+        verdict(status, started.exec_errno).map(|()| ru)
     }
 
     /// The median time to launch and reap a child that runs no program:
@@ -341,24 +259,6 @@ impl AppBench {
         };
         self.runs += 1;
         Ok(())
-    }
-}
-
-/// Wait for our child `pid` to end: its status and rusage.
-fn wait(pid: libc::pid_t) -> Result<(libc::c_int, libc::rusage), String> {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waiting for our own child.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            return Ok((status, ru));
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(format!("wait4: {e}"));
-        }
     }
 }
 
@@ -440,19 +340,13 @@ impl Benchmark for AppBench {
     /// Untimed: open /dev/null, build execv's argument array, then the
     /// warm-up runs beyond the harness's own one.
     fn setup(&mut self, _ctx: &Context) -> Fallible {
-        let path = CString::new("/dev/null").expect("no NUL");
-        // SAFETY: a valid path.
-        self.devnull = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if self.devnull < 0 {
-            return Err(format!("open /dev/null: {}", std::io::Error::last_os_error()).into());
-        }
+        self.launcher = Some(Launcher::new()?);
         self.argv_ptrs = self
             .argv
             .iter()
             .map(|c| c.as_ptr())
             .chain(std::iter::once(std::ptr::null()))
             .collect();
-        self.child_stack = vec![0u8; CHILD_STACK_BYTES];
         self.launch_overhead_ns = self.measure_launch_overhead()?;
         for _ in 0..self.extra_warmups {
             self.prepare(1)?;
@@ -501,11 +395,8 @@ impl Benchmark for AppBench {
     }
 
     fn cleanup(&mut self) {
-        if self.devnull >= 0 {
-            // SAFETY: closing the descriptor setup opened.
-            unsafe { libc::close(self.devnull) };
-            self.devnull = -1;
-        }
+        // Closes /dev/null.
+        self.launcher = None;
     }
 
     /// Means over the timed runs (the last R) of user and system CPU
@@ -525,30 +416,6 @@ impl Benchmark for AppBench {
             ("launch_overhead_ns".into(), self.launch_overhead_ns),
         ]
     }
-}
-
-/// The program's path: as given if it has a slash, else found on $PATH.
-fn resolve(program: &str) -> Result<PathBuf, String> {
-    let executable = |p: &Path| {
-        let Ok(c) = CString::new(p.as_os_str().as_bytes()) else {
-            return false;
-        };
-        // SAFETY: a valid NUL-terminated path.
-        p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0
-    };
-    if program.contains('/') {
-        let p = PathBuf::from(program);
-        return if executable(&p) {
-            Ok(p)
-        } else {
-            Err(format!("{program}: not an executable file"))
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| executable(p))
-        .ok_or_else(|| format!("{program}: command not found on $PATH"))
 }
 
 fn cstring(s: impl AsRef<OsStr>) -> Result<CString, String> {

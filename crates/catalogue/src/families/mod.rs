@@ -75,6 +75,7 @@ pub mod fscache;
 pub mod chat;
 pub mod web;
 pub mod io_load;
+pub mod multiuser;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;

@@ -15,6 +15,7 @@ pub mod fileset;
 pub mod http;
 pub mod io;
 pub mod hot_potato;
+pub mod launch;
 pub mod memory;
 pub mod multiplex;
 pub mod one_way;
