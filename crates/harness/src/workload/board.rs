@@ -15,7 +15,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use touchstone_results::curve::latency_histogram;
 
-use super::client::ClientRecord;
+use super::client::{ClientRecord, OpCpu};
 use super::MAX_OP_TYPES;
 
 pub const ERROR_BYTES: usize = 1024;
@@ -49,6 +49,9 @@ pub struct Slot {
     /// 1 once record and histograms are written.
     pub finished: AtomicU32,
     pub hist_len: [AtomicU32; MAX_OP_TYPES],
+    /// The record's CPU time per operation type (`ClientRecord::cpu`).
+    pub cpu_ns: [AtomicU64; MAX_OP_TYPES],
+    pub cpu_ops: [AtomicU64; MAX_OP_TYPES],
     pub error_len: AtomicU32,
     pub error: [AtomicU8; ERROR_BYTES],
 }
@@ -173,6 +176,10 @@ impl Board {
         s.last_end.store(rec.last_end_ns, Ordering::Relaxed);
         s.window_ops.store(rec.window_ops, Ordering::Relaxed);
         s.total_ops.store(rec.total_ops, Ordering::Relaxed);
+        for t in 0..MAX_OP_TYPES {
+            s.cpu_ns[t].store(rec.cpu.ns[t], Ordering::Relaxed);
+            s.cpu_ops[t].store(rec.cpu.ops[t], Ordering::Relaxed);
+        }
         s.finished.store(1, Ordering::Release);
         Ok(())
     }
@@ -190,6 +197,10 @@ impl Board {
             last_end_ns: s.last_end.load(Ordering::Relaxed),
             window_ops: s.window_ops.load(Ordering::Relaxed),
             total_ops: s.total_ops.load(Ordering::Relaxed),
+            cpu: OpCpu {
+                ns: std::array::from_fn(|t| s.cpu_ns[t].load(Ordering::Relaxed)),
+                ops: std::array::from_fn(|t| s.cpu_ops[t].load(Ordering::Relaxed)),
+            },
         }
     }
 
@@ -275,6 +286,10 @@ mod tests {
             last_end_ns: 20,
             window_ops: 5,
             total_ops: 9,
+            cpu: OpCpu {
+                ns: std::array::from_fn(|t| 1000 * t as u64),
+                ops: std::array::from_fn(|t| t as u64 % 3),
+            },
         };
         assert!(!board.finished(1));
         board.finish(1, &rec, &hs).unwrap();
