@@ -70,6 +70,7 @@ pub mod udp_rr;
 pub mod fscache;
 pub mod chat;
 pub mod web;
+pub mod oltp;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;
