@@ -8,6 +8,7 @@ mod harness;
 mod import_fuzz;
 mod imports;
 mod mem;
+mod oltp;
 mod proc;
 mod session;
 mod store;
