@@ -303,6 +303,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
                 throughput: x,
                 ops: (x * 3.0) as u64,
                 window_ns: 3_000_000_000,
+                bytes: None,
                 dropped: false,
                 cpu,
                 service_demand: demand,
@@ -331,6 +332,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
         trials,
         throughput: mean,
         throughput_half_width: half,
+        bytes_per_s: None,
         convergence: Convergence {
             rule,
             width: Some(2.0 * half / mean),

@@ -90,6 +90,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         throughput,
         ops: (throughput * 3.0) as u64,
         window_ns: 3_000_000_000,
+        bytes: None,
         dropped: false,
         cpu: CpuSplit::default(),
         service_demand: ServiceDemand::default(),
@@ -101,6 +102,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         trials: vec![trial.clone(), trial.clone(), trial],
         throughput,
         throughput_half_width: half,
+        bytes_per_s: None,
         convergence: Convergence {
             rule: Rule::default(),
             width: Some(2.0 * half / throughput),

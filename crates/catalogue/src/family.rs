@@ -106,6 +106,14 @@ pub struct Family {
     /// (cache levels from a latency curve, line size from strides), computed
     /// after the last of them; each derived figure is a measurement itself.
     pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
+    /// Parameters that do not apply at a point (rt_wake's `priority` under
+    /// `policy:other`): left out of the case's name and stored parameters,
+    /// so a result never names a setting that had no effect.
+    pub inert: fn(&Point) -> &'static [&'static str],
+}
+
+fn none_inert(_: &Point) -> &'static [&'static str] {
+    &[]
 }
 
 impl Family {
@@ -127,6 +135,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Case(build),
             derive: None,
+            inert: none_inert,
         }
     }
 
@@ -161,6 +170,7 @@ impl Family {
             unsupported: always_supported,
             build: Build::Workload { operation, build },
             derive: None,
+            inert: none_inert,
         }
     }
 

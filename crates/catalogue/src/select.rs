@@ -49,6 +49,27 @@ pub struct Selected {
     pub loads: Option<Vec<u32>>,
 }
 
+impl Selected {
+    /// The parameters that apply at this point, as (name, text): what the
+    /// case's name shows and its result stores.
+    pub fn params(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        applying(self.family, &self.point)
+    }
+}
+
+/// The point's parameters less those the family says do not apply there.
+fn applying<'a>(
+    family: &Family,
+    point: &'a Point,
+) -> impl Iterator<Item = (&'static str, &'a str)> {
+    let inert = (family.inert)(point);
+    point
+        .0
+        .iter()
+        .filter(move |(k, _)| !inert.contains(k))
+        .map(|(k, v)| (*k, v.text.as_str()))
+}
+
 impl std::fmt::Debug for Family {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
@@ -299,13 +320,14 @@ const LOAD_NAME: &str = LOAD.name;
 /// "lat_ctx/procs:8/size:16k": positional values bare, others key:value.
 pub fn case_name(family: &Family, point: &Point) -> String {
     let mut name = family.name.to_string();
-    for (p, (_, v)) in family.params.iter().zip(&point.0) {
+    for (k, v) in applying(family, point) {
+        let positional = family.params.iter().any(|p| p.name == k && p.positional);
         name.push('/');
-        if !p.positional {
-            name.push_str(p.name);
+        if !positional {
+            name.push_str(k);
             name.push(':');
         }
-        name.push_str(&v.text);
+        name.push_str(v);
     }
     name
 }

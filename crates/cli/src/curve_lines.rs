@@ -48,6 +48,11 @@ pub fn point_line(operation: &str, bytes_per_op: Option<u64>, p: &Point) -> Stri
             )
         })
         .unwrap_or_default();
+    // Operations of different sizes (web): what each connection received.
+    let bandwidth = match p.bit_rate_per_load() {
+        Some(b) => format!("{bandwidth}, {} Mbit/s per connection", format_sig(b / 1e6)),
+        None => bandwidth,
+    };
     format!(
         "load {} on {} CPU{}: {} {operation}s/s{bandwidth} ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}",
         p.load,

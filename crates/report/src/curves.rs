@@ -185,6 +185,8 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
     let has_server = mine
         .iter()
         .any(|p| p.service_demand.server_ns_per_op.is_some());
+    // Bit rate per connection where the workload counted bytes (web).
+    let bits = mine.iter().any(|p| p.bytes_per_s.is_some());
     // S(k) beside every CPU count but 1, where it is 1 by definition.
     let scaling = a.scaling.as_ref().filter(|_| k.cpus != 1);
 
@@ -202,6 +204,9 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
             format!("CPU/op ({})", demand.label)
         },
     ];
+    if bits {
+        header.insert(2, "Mbit/s per conn".into());
+    }
     if scaling.is_some() {
         header.push("S(k) [CI]".into());
     }
@@ -225,6 +230,10 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
                     (true, None) => format!("{}/-", demand.format(d.client_ns_per_op)),
                 },
             ];
+            if bits {
+                let rate = p.bit_rate_per_load();
+                row.insert(2, rate.map_or("-".into(), |b| format_sig(b / 1e6)));
+            }
             if let Some(s) = scaling {
                 row.push(s.at(p.load, p.cpus).map_or("-".into(), scaling_text));
             }
@@ -337,6 +346,94 @@ pub fn usl_text(fit: &Result<UslFit, UslError>, over: &str) -> String {
         with(p.sigma, iv.map(|i| &i.sigma)),
         with(p.kappa, iv.map(|i| &i.kappa)),
     )
+}
+
+/// The parameter that makes a curve and its baseline: fscache's `mode`
+/// (read, and memcpy at the same buffer and processes, which 003 measured
+/// first to see whether copying alone scales).
+pub const MODE_PARAM: &str = "mode";
+
+/// Curves of one run shown together: the same workload with the same
+/// parameters but `mode`, in their order; only groups of two or more.
+pub fn mode_groups(curves: &[Curve]) -> Vec<Vec<&Curve>> {
+    let mut groups: Vec<Vec<&Curve>> = Vec::new();
+    for c in curves.iter().filter(|c| c.params.contains_key(MODE_PARAM)) {
+        let rest = |c: &Curve| {
+            let mut p = c.params.clone();
+            p.remove(MODE_PARAM);
+            (c.workload.clone(), p)
+        };
+        match groups.iter_mut().find(|g| rest(g[0]) == rest(c)) {
+            Some(g) => g.push(c),
+            None => groups.push(vec![c]),
+        }
+    }
+    groups.retain(|g| g.len() > 1);
+    groups
+}
+
+/// The title of a mode group: the workload and the parameters they share.
+pub fn mode_group_title(group: &[&Curve]) -> String {
+    let mut shared = group[0].params.clone();
+    shared.remove(MODE_PARAM);
+    let modes: Vec<&str> = group
+        .iter()
+        .map(|c| c.params[MODE_PARAM].as_str())
+        .collect();
+    format!(
+        "{} — {} side by side",
+        curve_title(&group[0].workload, &shared),
+        modes.join(" and ")
+    )
+}
+
+/// A mode group as one sheet: per CPU count and load, each mode's
+/// throughput (in the first curve's scale) and each later mode's ratio to
+/// the first, where both were measured.
+pub fn mode_sheet(group: &[&Curve]) -> Sheet {
+    let scale = throughput_scale(group[0]);
+    let modes: Vec<&str> = group
+        .iter()
+        .map(|c| c.params[MODE_PARAM].as_str())
+        .collect();
+    let unit = rate_label(&group[0].operation, &scale);
+    let mut header = vec!["CPUs".to_string(), "load".to_string()];
+    header.extend(modes.iter().map(|m| format!("{m} ({unit})")));
+    header.extend(modes[1..].iter().map(|m| format!("{} ÷ {m}", modes[0])));
+    let mut keys: Vec<(u32, u32)> = group
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| (p.cpus, p.load)))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let find = |c: &Curve, (k, l): (u32, u32)| {
+        c.points
+            .iter()
+            .find(|p| p.cpus == k && p.load == l)
+            .map(|p| p.throughput)
+    };
+    let rows = keys
+        .iter()
+        .map(|&key| {
+            let xs: Vec<Option<f64>> = group.iter().map(|c| find(c, key)).collect();
+            let mut row = vec![key.0.to_string(), key.1.to_string()];
+            row.extend(xs.iter().map(|x| x.map_or("-".into(), |x| scale.format(x))));
+            row.extend(xs[1..].iter().map(|x| match (xs[0], x) {
+                (Some(a), Some(b)) if *b > 0.0 => format_sig(a / b),
+                _ => "-".into(),
+            }));
+            row
+        })
+        .collect();
+    let numeric = header.iter().map(|_| true).collect();
+    Sheet {
+        title: mode_group_title(group),
+        group: "curves".into(),
+        header,
+        numeric,
+        key_columns: 2,
+        rows,
+    }
 }
 
 /// One CPU count's table and its line.

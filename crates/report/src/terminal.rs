@@ -167,21 +167,7 @@ fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
         out.push_str(&format!("{}\n", text.title));
         for block in &text.blocks {
             let s = &block.sheet;
-            let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
-            let mut t = table(&header);
-            if !fit_terminal {
-                t.force_no_tty();
-            }
-            for row in &s.rows {
-                t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
-                    let cell = cell(c);
-                    if num {
-                        cell.set_alignment(CellAlignment::Right)
-                    } else {
-                        cell
-                    }
-                }));
-            }
+            let t = sheet_table(s, fit_terminal);
             out.push_str(&format!("{}\n{t}\n{}\n", s.title, block.line));
         }
         for note in &text.notes {
@@ -189,7 +175,36 @@ fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
         }
         out.push('\n');
     }
+    // A curve and its baseline (fscache's read and memcpy) side by side.
+    for group in crate::curves::mode_groups(curves) {
+        let s = crate::curves::mode_sheet(&group);
+        out.push_str(&format!(
+            "{}\n{}\n\n",
+            s.title,
+            sheet_table(&s, fit_terminal)
+        ));
+    }
     out
+}
+
+/// A sheet as a table, numbers right-aligned.
+fn sheet_table(s: &crate::sheet::Sheet, fit_terminal: bool) -> comfy_table::Table {
+    let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
+    let mut t = table(&header);
+    if !fit_terminal {
+        t.force_no_tty();
+    }
+    for row in &s.rows {
+        t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
+            let cell = cell(c);
+            if num {
+                cell.set_alignment(CellAlignment::Right)
+            } else {
+                cell
+            }
+        }));
+    }
+    t
 }
 
 /// What a reader needs to know about the machine and the conditions.
@@ -500,6 +515,43 @@ mod tests {
         // The peak (105 000 reads/s at 2 CPUs) in the same unit.
         assert!(text.contains("peak 430.1 ± "), "{text}");
         assert!(!text.contains("ops/s"), "{text}");
+    }
+
+    #[test]
+    fn a_curve_that_counts_bytes_shows_the_bit_rate_per_connection() {
+        let mut c = tcp_rr();
+        assert!(!render_curves(&[c.clone()], false).contains("Mbit/s per conn"));
+        c.workload = "web".into();
+        for p in &mut c.points {
+            // 1.25 MB/s over the point's connections.
+            p.bytes_per_s = Some(1.25e6 * f64::from(p.load));
+        }
+        let text = render_curves(&[c], false);
+        assert!(text.contains("Mbit/s per conn"), "{text}");
+        // 1.25 MB/s = 10 Mbit/s on every connection at every load.
+        let rows = text.lines().filter(|l| l.contains(" 10.00 ┆")).count();
+        assert_eq!(rows, 8, "{text}");
+    }
+
+    #[test]
+    fn a_curve_and_its_baseline_are_shown_side_by_side() {
+        use crate::testdata::fscache;
+        let mut other = tcp_rr();
+        other.params.insert("mode".into(), "read".into());
+        // Read and its memcpy baseline (twice as fast) at the same buffer;
+        // tcp_rr with a `mode` of its own is no partner of theirs.
+        let text = render_curves(
+            &[fscache("read", 1.0), other, fscache("memcpy", 2.0)],
+            false,
+        );
+        let at = text
+            .find("fscache buffer:4k — read and memcpy side by side")
+            .unwrap_or_else(|| panic!("{text}"));
+        let table = &text[at..];
+        assert!(table.contains("read ÷ memcpy"), "{table}");
+        // Every one of the 8 points: read is half of memcpy.
+        assert_eq!(table.matches(" 0.5000 ").count(), 8, "{table}");
+        assert_eq!(text.matches("side by side").count(), 1, "{text}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         throughput: throughput * f,
         ops: (throughput * f * 3.0) as u64,
         window_ns: 3_000_000_000,
+        bytes: None,
         dropped: false,
         cpu,
         service_demand: demand,
@@ -51,6 +52,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         trials,
         throughput,
         throughput_half_width: half,
+        bytes_per_s: None,
         convergence: Convergence {
             rule,
             width: Some(2.0 * half / throughput),
@@ -216,4 +218,22 @@ pub fn run_with(
     let mut r = run(id, host, vec![]);
     r.measurements = measurements;
     r
+}
+
+/// fscache at `mode` (read or memcpy): tcp_rr's points as 4096-byte
+/// reads, memcpy's `factor` times read's throughput.
+pub fn fscache(mode: &str, factor: f64) -> Curve {
+    let mut c = tcp_rr();
+    c.workload = "fscache".into();
+    c.operation = "read".into();
+    c.bytes_per_op = Some(4096);
+    c.params = [("buffer", "4k"), ("mode", mode)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for p in &mut c.points {
+        p.throughput *= factor;
+        p.throughput_half_width *= factor;
+    }
+    c
 }

@@ -162,6 +162,10 @@ pub struct Trial {
     /// Operations completed inside the window, over all clients.
     pub ops: u64,
     pub window_ns: u64,
+    /// Bytes the window's operations moved, when the workload counts them
+    /// (operations of different sizes, as web's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     /// Set aside as warm-up (significantly below the others).
     #[serde(default)]
     pub dropped: bool,
@@ -212,6 +216,11 @@ pub struct Point {
     pub throughput: f64,
     /// Half the confidence interval of that mean.
     pub throughput_half_width: f64,
+    /// Bytes per second the kept trials' operations moved (their bytes
+    /// over their windows), when the workload counts bytes; reports divide
+    /// it by the load for the bit rate per connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_s: Option<f64>,
     pub convergence: Convergence,
     /// All operations of the kept trials' windows, every type merged.
     pub latency: Latency,
@@ -225,6 +234,13 @@ pub struct Point {
 }
 
 impl Point {
+    /// Bits per second each of the `load` clients (connections) received,
+    /// when the workload counts bytes: SPECweb99's bit rate per connection.
+    pub fn bit_rate_per_load(&self) -> Option<f64> {
+        self.bytes_per_s
+            .map(|b| 8.0 * b / f64::from(self.load.max(1)))
+    }
+
     /// The trials that count (not dropped as warm-up).
     pub fn kept_trials(&self) -> impl Iterator<Item = &Trial> {
         self.trials.iter().filter(|t| !t.dropped)
@@ -307,6 +323,7 @@ mod tests {
             throughput: 1000.0,
             ops: 3000,
             window_ns: 3_000_000_000,
+            bytes: None,
             dropped: false,
             cpu: CpuSplit {
                 user: 0.2,
@@ -338,6 +355,7 @@ mod tests {
             ],
             throughput: 1000.0,
             throughput_half_width: 0.0,
+            bytes_per_s: None,
             convergence: Convergence {
                 rule,
                 width: Some(0.01),

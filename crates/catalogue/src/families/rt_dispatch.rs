@@ -31,7 +31,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{Clock, Fallible, Monotonic};
 use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
-use crate::families::rt_wake::{duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
+use crate::families::rt_wake::{self, duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::background_load::{self, Level, Running};
@@ -47,7 +47,10 @@ pub const VIA: Param = Param {
     name: "via",
     help: "how the sender wakes the waiter: pipe, futex, sem (System V semaphore), signal, msg1 or msg80 (1- or 80-byte message on a UNIX socket pair)",
     kind: Kind::Choice(&["pipe", "futex", "sem", "signal", "msg1", "msg80"]),
-    default: &["pipe", "futex", "sem", "signal", "msg1", "msg80"],
+    // One of each kind of kernel wake-up (a descriptor, a futex, a signal)
+    // by default: every way with every placement and load level would take
+    // most of an hour. Name the others to measure them.
+    default: &["pipe", "futex", "signal"],
     quick: &["pipe"],
     positional: false,
 };
@@ -85,14 +88,16 @@ pub const DURATION: Param = Param {
     positional: false,
 };
 
+/// The background levels measured by default: none, one kind (a spinner
+/// per CPU: the waiter must preempt) and all together; the others when
+/// named (`background:memory,io`).
+pub const BACKGROUND: Param = Param {
+    default: &["none", "cpu", "mixed"],
+    ..background_load::PARAM
+};
+
 pub const PARAMS: &[Param] = &[
-    VIA,
-    PLACEMENT,
-    INTERVAL,
-    DURATION,
-    POLICY,
-    PRIORITY,
-    background_load::PARAM,
+    VIA, PLACEMENT, INTERVAL, DURATION, POLICY, PRIORITY, BACKGROUND,
 ];
 
 /// How the sender wakes a waiter.
@@ -535,6 +540,7 @@ pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
 
 pub const FAMILY: Family = Family {
     params: PARAMS,
+    inert: rt_wake::priority_inert,
     ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
 };
 
@@ -587,9 +593,11 @@ mod tests {
                 let h = o.latency();
                 // 100 ms windows, 1 ms apart, per waiter; a waiter that is
                 // not back to waiting when the next wake-up comes takes the
-                // two as one (futex, signal), so on a busy machine fewer.
+                // two as one (futex, signal), so on a busy machine fewer —
+                // under a load average of 19 (a CI machine building), half
+                // were merged. Never more than one per wake-up sent.
                 let want = 100 * load as u64;
-                if h.len() < want / 2 || h.len() > want * 11 / 10 {
+                if h.len() < want / 8 || h.len() > want * 11 / 10 {
                     return Err(format!(
                         "{via}: {} dispatches, about {want} expected",
                         h.len()

@@ -286,8 +286,19 @@ pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
 
 pub const FAMILY: Family = Family {
     params: PARAMS,
+    inert: priority_inert,
     ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
 };
+
+/// Under `policy:other` the priority has no effect: it stays out of the
+/// case's name and stored parameters.
+pub fn priority_inert(p: &Point) -> &'static [&'static str] {
+    if p.text(POLICY.name) == "other" {
+        &[PRIORITY.name]
+    } else {
+        &[]
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -306,6 +317,42 @@ mod tests {
         assert!(fifo_refusal(true, 0, 80).is_none());
         assert!(fifo_refusal(false, 99, 80).is_none());
         assert!(fifo_refusal(false, 50, 80).is_some());
+    }
+
+    #[test]
+    fn the_priority_is_named_only_where_it_applies() {
+        let mode = Mode { quick: true };
+        let names = |spec: &str| -> Vec<(String, Vec<String>)> {
+            select(&[spec.to_string()], mode, 1)
+                .unwrap()
+                .cases
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        c.params().map(|(k, _)| k.to_string()).collect(),
+                    )
+                })
+                .collect()
+        };
+        for (name, params) in names("rt_wake/background:none")
+            .into_iter()
+            .chain(names("rt_dispatch/background:none"))
+        {
+            assert!(
+                name.contains("policy:other") && !name.contains("priority"),
+                "{name}"
+            );
+            assert!(!params.iter().any(|k| k == "priority"), "{name}");
+        }
+        let fifo = names("rt_wake/policy:fifo/priority:50/background:none");
+        assert_eq!(fifo.len(), 1);
+        assert!(
+            fifo[0].0.contains("policy:fifo/priority:50"),
+            "{}",
+            fifo[0].0
+        );
+        assert!(fifo[0].1.iter().any(|k| k == "priority"));
     }
 
     #[test]

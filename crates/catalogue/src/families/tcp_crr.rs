@@ -32,7 +32,8 @@
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
-    check_open_files, Client, ClientContext, ServerContext, ServerLink, TrialContext, Workload,
+    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ServerContext,
+    ServerLink, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -71,16 +72,20 @@ pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
 pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
 
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
-    Ok(Box::new(TcpCrr::new(
+pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+    let mut w = TcpCrr::new(
         p.num(SIZE.name) as usize,
         Placement::parse(p.text(PLACEMENT.name))?,
-    )))
+    );
+    w.quick = mode.quick;
+    Ok(Box::new(w))
 }
 
 pub struct TcpCrr {
     pub size: usize,
     pub placement: Placement,
+    /// A quick run: two loads (`quick_loads_from`).
+    pub quick: bool,
     listener: RawFd,
     port: u16,
 }
@@ -90,6 +95,7 @@ impl TcpCrr {
         TcpCrr {
             size: size.max(1),
             placement,
+            quick: false,
             listener: -1,
             port: 0,
         }
@@ -106,6 +112,13 @@ impl Workload for TcpCrr {
     }
     fn max_load(&self) -> Option<u32> {
         Some(MAX_LOAD)
+    }
+    fn default_loads(&self, usable: usize) -> Vec<u32> {
+        if self.quick {
+            quick_loads_from(1, usable, Some(MAX_LOAD))
+        } else {
+            default_loads_from(1, usable, Some(MAX_LOAD))
+        }
     }
     /// The server holds at most one connection per client at a time (a
     /// closed one is released before that client's next connect completes

@@ -23,7 +23,8 @@ use std::io;
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
-    Client, ClientContext, ServerContext, ServerLink, TrialContext, Workload,
+    default_loads_from, quick_loads_from, Client, ClientContext, ServerContext, ServerLink,
+    TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -57,16 +58,20 @@ pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
 pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
 
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
-    Ok(Box::new(UdpRr::new(
+pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+    let mut w = UdpRr::new(
         p.num(SIZE.name) as usize,
         Placement::parse(p.text(PLACEMENT.name))?,
-    )))
+    );
+    w.quick = mode.quick;
+    Ok(Box::new(w))
 }
 
 pub struct UdpRr {
     pub size: usize,
     pub placement: Placement,
+    /// A quick run: two loads (`quick_loads_from`).
+    pub quick: bool,
     server: RawFd,
     port: u16,
 }
@@ -76,6 +81,7 @@ impl UdpRr {
         UdpRr {
             size: size.max(1),
             placement,
+            quick: false,
             server: -1,
             port: 0,
         }
@@ -92,6 +98,13 @@ impl Workload for UdpRr {
     }
     fn max_load(&self) -> Option<u32> {
         Some(MAX_LOAD)
+    }
+    fn default_loads(&self, usable: usize) -> Vec<u32> {
+        if self.quick {
+            quick_loads_from(1, usable, Some(MAX_LOAD))
+        } else {
+            default_loads_from(1, usable, Some(MAX_LOAD))
+        }
     }
     /// One client process per CPU (per other CPU under `spread`), each
     /// multiplexing its sockets.

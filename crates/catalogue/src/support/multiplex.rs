@@ -42,6 +42,11 @@ pub trait Flow {
     fn reconnected(&self) -> bool {
         false
     }
+    /// Bytes the operation just completed moved (`Client::bytes`); read
+    /// right after `readable` returned it.
+    fn bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The connections client `client` of `clients` drives out of `load`:
@@ -64,6 +69,7 @@ pub struct Multiplexed<F: Flow> {
     /// The flow that completed last call, restarted at the top of the next.
     restart: Option<usize>,
     last_start: u64,
+    last_bytes: u64,
     running: bool,
 }
 
@@ -103,6 +109,7 @@ impl<F: Flow> Multiplexed<F> {
             ready: 0,
             restart: None,
             last_start: 0,
+            last_bytes: 0,
             running: false,
         })
     }
@@ -126,6 +133,7 @@ impl<F: Flow> Multiplexed<F> {
     #[inline]
     fn completed(&mut self, f: usize, ty: usize) -> usize {
         self.last_start = self.started[f];
+        self.last_bytes = self.flows[f].bytes();
         self.restart = Some(f);
         ty
     }
@@ -180,6 +188,10 @@ impl<F: Flow> Client for Multiplexed<F> {
 
     fn started_ns(&self) -> Option<u64> {
         Some(self.last_start)
+    }
+
+    fn bytes(&self) -> u64 {
+        self.last_bytes
     }
 }
 

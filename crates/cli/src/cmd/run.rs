@@ -212,10 +212,8 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32], bytes_per_op: Option<u64>)
     Curve {
         workload: case.family.name.to_string(),
         params: case
-            .point
-            .0
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.text.clone()))
+            .params()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect::<BTreeMap<_, _>>(),
         operation: case.family.operation().unwrap_or("operation").to_string(),
         bytes_per_op,
@@ -402,10 +400,8 @@ fn measure_all(
                 benchmark: case.family.name.to_string(),
                 group: case.family.group.to_string(),
                 params: case
-                    .point
-                    .0
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.text.clone()))
+                    .params()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
             };
             // It built when the plan was checked, but what it needs (memory,

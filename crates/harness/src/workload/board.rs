@@ -44,6 +44,7 @@ pub struct Slot {
     pub last_end: AtomicU64,
     pub window_ops: AtomicU64,
     pub total_ops: AtomicU64,
+    pub window_bytes: AtomicU64,
     /// 1 while the client waits at the start barrier.
     pub waiting: AtomicU32,
     /// 1 once record and histograms are written.
@@ -176,6 +177,7 @@ impl Board {
         s.last_end.store(rec.last_end_ns, Ordering::Relaxed);
         s.window_ops.store(rec.window_ops, Ordering::Relaxed);
         s.total_ops.store(rec.total_ops, Ordering::Relaxed);
+        s.window_bytes.store(rec.window_bytes, Ordering::Relaxed);
         for t in 0..MAX_OP_TYPES {
             s.cpu_ns[t].store(rec.cpu.ns[t], Ordering::Relaxed);
             s.cpu_ops[t].store(rec.cpu.ops[t], Ordering::Relaxed);
@@ -197,6 +199,7 @@ impl Board {
             last_end_ns: s.last_end.load(Ordering::Relaxed),
             window_ops: s.window_ops.load(Ordering::Relaxed),
             total_ops: s.total_ops.load(Ordering::Relaxed),
+            window_bytes: s.window_bytes.load(Ordering::Relaxed),
             cpu: OpCpu {
                 ns: std::array::from_fn(|t| s.cpu_ns[t].load(Ordering::Relaxed)),
                 ops: std::array::from_fn(|t| s.cpu_ops[t].load(Ordering::Relaxed)),
@@ -286,6 +289,7 @@ mod tests {
             last_end_ns: 20,
             window_ops: 5,
             total_ops: 9,
+            window_bytes: 7,
             cpu: OpCpu {
                 ns: std::array::from_fn(|t| 1000 * t as u64),
                 ops: std::array::from_fn(|t| t as u64 % 3),

@@ -101,6 +101,8 @@ pub struct ClientRecord {
     pub window_ops: u64,
     /// Operations completed in the whole trial.
     pub total_ops: u64,
+    /// Bytes those window operations moved (`Client::bytes`).
+    pub window_bytes: u64,
     /// CPU time of the window's operations, per type, for a client that
     /// measures it (`Client::cpu_ns`).
     pub cpu: OpCpu,
@@ -195,6 +197,7 @@ pub fn drive(
                 };
                 hists[ty].saturating_record(end.saturating_sub(from));
                 rec.window_ops += 1;
+                rec.window_bytes += client.bytes();
                 if let Some(ns) = client.cpu_ns() {
                     rec.cpu.ns[ty] += ns;
                     rec.cpu.ops[ty] += 1;

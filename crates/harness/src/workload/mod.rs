@@ -36,8 +36,8 @@ use crate::bench::Fallible;
 pub use client::{drive, ClientRecord, OpCpu, Schedule};
 pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
-    default_loads, default_loads_from, measure_point, point_from_trials, resolve_cpu_counts, sweep,
-    validate, validate_trial, Sweep, SweepObserver,
+    default_loads, default_loads_from, measure_point, point_from_trials, quick_loads_from,
+    resolve_cpu_counts, sweep, validate, validate_trial, Sweep, SweepObserver,
 };
 pub use trial::{run_trial, TrialOutcome};
 
@@ -119,6 +119,13 @@ pub trait Client {
     fn started_ns(&self) -> Option<u64> {
         None
     }
+    /// Bytes the operation `op` just returned moved (request and response
+    /// payload), for a workload whose operations differ in size (web: a
+    /// 100-byte page or a 900 KB file) and that says so with
+    /// `Workload::counts_bytes`. The engine sums it over the window.
+    fn bytes(&self) -> u64 {
+        0
+    }
     /// The CPU time the operation `op` just returned cost, when the client
     /// measures it (its thread's CPU clock read around the operation, and
     /// a server's share where it can see it): the engine keeps the mean
@@ -177,6 +184,12 @@ pub trait Workload: Sync {
     /// read of a fixed buffer): reports then show throughput in MB/s.
     fn bytes_per_op(&self) -> Option<u64> {
         None
+    }
+    /// Whether its clients count the bytes of each operation
+    /// (`Client::bytes`): points then carry the bytes per second moved,
+    /// and reports the bit rate per connection (SPECweb99's measure).
+    fn counts_bytes(&self) -> bool {
+        false
     }
     /// Refuse a load this machine cannot run (descriptor limits, memory),
     /// with the limit and the remedy named. Called before anything runs.

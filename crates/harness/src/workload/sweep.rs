@@ -83,6 +83,18 @@ pub fn default_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
     loads
 }
 
+/// A quick run's ladder: a client per CPU (the machine busy) and four per
+/// CPU (queueing), from `min`, within `max` — two points where the
+/// default ladder has four or five.
+pub fn quick_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
+    let cap = max.unwrap_or(u32::MAX).max(1);
+    let one = (cpus.max(1) as u32).max(min).min(cap);
+    let four = (4 * cpus.max(1) as u32).max(min).min(cap);
+    let mut v = vec![one, four];
+    v.dedup();
+    v
+}
+
 /// The CPU counts that can be measured on `usable` CPUs, in the order
 /// asked, and those that cannot (more than the machine has). Each count
 /// too large is replaced by all the usable CPUs ("measure what exists"),
@@ -265,7 +277,8 @@ pub fn measure_point(
             a.verdict = Verdict::NotConverged;
         }
         if a.verdict != Verdict::More {
-            let mut p = point_from_trials(load, cpus, &outcomes, &a, rule, &names);
+            let mut p =
+                point_from_trials(load, cpus, &outcomes, &a, rule, &names, w.counts_bytes());
             p.convergence.cut_by_budget = cut;
             return Ok(p);
         }
@@ -282,6 +295,7 @@ pub fn point_from_trials(
     a: &Assessment,
     rule: &Rule,
     op_types: &[String],
+    counts_bytes: bool,
 ) -> Point {
     let kept = if a.dropped_first {
         &outcomes[1..]
@@ -309,7 +323,7 @@ pub fn point_from_trials(
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            let mut t = o.to_trial();
+            let mut t = o.to_trial(counts_bytes);
             t.dropped = a.dropped_first && i == 0;
             t
         })
@@ -321,6 +335,11 @@ pub fn point_from_trials(
         trials,
         throughput: a.mean,
         throughput_half_width: a.half_width,
+        bytes_per_s: counts_bytes.then(|| {
+            let bytes: u64 = kept.iter().map(|o| o.bytes).sum();
+            let ns: u64 = kept.iter().map(|o| o.window_ns()).sum();
+            bytes as f64 * 1e9 / ns.max(1) as f64
+        }),
         convergence: Convergence::from_assessment(*rule, a),
         latency: Latency::of(&all),
         by_type: if op_types.len() > 1 {
@@ -360,6 +379,10 @@ mod tests {
         assert_eq!(default_loads_from(2, 2, None), vec![2, 4, 8]);
         assert_eq!(default_loads_from(4, 3, None), vec![4, 8, 12]);
         assert_eq!(default_loads_from(12, 2, None), vec![12]);
+        assert_eq!(quick_loads_from(1, 2, None), vec![2, 8]);
+        assert_eq!(quick_loads_from(3, 1, None), vec![3, 4]);
+        assert_eq!(quick_loads_from(1, 2, Some(4)), vec![2, 4]);
+        assert_eq!(quick_loads_from(1, 4, Some(2)), vec![2]);
     }
 
     #[test]

@@ -669,6 +669,8 @@ fn a_point_merges_its_kept_trials_exactly() {
             window: (1_000, 1_000_000_001_000),
             ops: values.len() as u64,
             throughput,
+            // 1 KB per operation.
+            bytes: 1000 * values.len() as u64,
             clients: Vec::new(),
             histograms: hs,
             cpu: touchstone_results::curve::CpuSplit {
@@ -692,7 +694,7 @@ fn a_point_merges_its_kept_trials_exactly() {
     let assessment = assess(&rule, &series);
     assert!(assessment.dropped_first);
     let names = vec!["even".to_string(), "odd".to_string()];
-    let p = point_from_trials(2, &[0], &outcomes, &assessment, &rule, &names);
+    let p = point_from_trials(2, &[0], &outcomes, &assessment, &rule, &names, true);
     let mut all = latency_histogram();
     for v in [100, 200, 300, 400, 150, 250, 350, 450, 550, 650, 1000, 2000] {
         all.record(v).unwrap();
@@ -711,6 +713,11 @@ fn a_point_merges_its_kept_trials_exactly() {
     assert_eq!(p.service_demand.client_ns_per_op, 100.0);
     assert_eq!(p.service_demand.server_ns_per_op, Some(50.0));
     assert_eq!(p.cpu.user, 0.5);
+    // 12 KB over three windows of 1000 s; the warm-up trial's 10 KB left out.
+    assert_eq!(p.bytes_per_s, Some(4.0));
+    assert_eq!(p.trials[1].bytes, Some(4000));
+    let none = point_from_trials(2, &[0], &outcomes, &assessment, &rule, &names, false);
+    assert!(none.bytes_per_s.is_none() && none.trials.iter().all(|t| t.bytes.is_none()));
 }
 
 /// A workload whose own parameters set an open-loop rate (`pacing`).

@@ -63,6 +63,9 @@ pub struct TrialOutcome {
     pub ops: u64,
     /// ops / window, per second.
     pub throughput: f64,
+    /// Bytes the window's operations moved, all clients (0 unless the
+    /// workload counts bytes).
+    pub bytes: u64,
     /// Every client's record, in client order.
     pub clients: Vec<ClientRecord>,
     /// Per operation type, merged over the clients.
@@ -116,12 +119,14 @@ impl TrialOutcome {
         }
     }
 
-    /// The results model's record of this trial.
-    pub fn to_trial(&self) -> Trial {
+    /// The results model's record of this trial (`counts_bytes`: the
+    /// workload's clients count bytes, so the trial carries them).
+    pub fn to_trial(&self, counts_bytes: bool) -> Trial {
         Trial {
             throughput: self.throughput,
             ops: self.ops,
             window_ns: self.window_ns(),
+            bytes: counts_bytes.then_some(self.bytes),
             dropped: false,
             cpu: self.cpu,
             service_demand: self.service_demand(),
@@ -359,6 +364,7 @@ impl Supervisor<'_> {
             window: (w0, w1),
             ops,
             throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
+            bytes: records.iter().map(|c| c.window_bytes).sum(),
             clients: records,
             histograms,
             cpu: cpu::split(&a.stat, &b.stat, self.cpus),

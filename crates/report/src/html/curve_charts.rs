@@ -133,6 +133,65 @@ pub fn throughput(curve: &Curve, a: &CurveAnalysis, title: &str) -> Chart {
     }
 }
 
+/// Several curves of one run on one chart (a curve and its baseline:
+/// fscache's read and memcpy): one colour per curve, one dash per CPU
+/// count, with their intervals; the first curve's scale.
+pub fn overlay(curves: &[&Curve], names: &[&str], title: &str) -> Chart {
+    let scale = throughput_scale(curves[0]);
+    let axis = curves
+        .iter()
+        .map(|c| load_axis(c))
+        .find(|a| !matches!(a, XAxis::Linear))
+        .unwrap_or(XAxis::Linear);
+    let dashes = [Dash::Solid, Dash::Dashed, Dash::Dotted];
+    let mut layers = Vec::new();
+    for (i, (curve, name)) in curves.iter().zip(names).enumerate() {
+        let mut counts: Vec<u32> = curve.points.iter().map(|p| p.cpus).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        for (j, &k) in counts.iter().enumerate() {
+            let pts: Vec<&Point> = points_of(curve, k)
+                .into_iter()
+                .filter(|p| p.throughput.is_finite() && p.throughput_half_width.is_finite())
+                .collect();
+            layers.push(Layer {
+                name: format!("{name}, {}", cpus_name(k)),
+                color: color(i),
+                points: pts
+                    .iter()
+                    .map(|p| (f64::from(p.load), p.throughput))
+                    .collect(),
+                bars: pts
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.throughput - p.throughput_half_width,
+                            p.throughput + p.throughput_half_width,
+                        )
+                    })
+                    .collect(),
+                dash: dashes[j % dashes.len()],
+                markers: true,
+            });
+        }
+    }
+    let y_label = format!("throughput ({})", rate_label(&curves[0].operation, &scale));
+    let svg = plot(&Plot {
+        title,
+        xaxis: axis,
+        x_label: "load (concurrent clients)",
+        y_label: &y_label,
+        y_div: scale.divisor,
+        log_y: false,
+        layers,
+        marks: Vec::new(),
+    });
+    Chart {
+        title: title.to_string(),
+        svg,
+    }
+}
+
 /// Reads one latency percentile of a point, ns.
 type Percentile = fn(&Point) -> u64;
 

@@ -141,6 +141,19 @@ fn curves_section(out: &mut String, m: &Matrix, order: &[usize]) {
                 out.push_str("</ul>");
             }
         }
+        // A curve and its baseline (fscache's read and memcpy) together.
+        for group in crate::curves::mode_groups(&run.curves) {
+            let s = crate::curves::mode_sheet(&group);
+            let heading = format!("{} · run {}", s.title, sheet::run_heading(run));
+            let _ = write!(out, r#"<h3 class="curve">{}</h3>"#, escape(&heading));
+            let names: Vec<&str> = group
+                .iter()
+                .map(|c| c.params[crate::curves::MODE_PARAM].as_str())
+                .collect();
+            let chart = curve_charts::overlay(&group, &names, "Throughput against load, together");
+            chart_grid(out, &[chart], false);
+            table(out, &s);
+        }
     }
     out.push_str("</section>");
 }
@@ -318,5 +331,31 @@ mod tests {
             section.contains("19.9 % !"),
             "the unconverged point is flagged"
         );
+    }
+
+    #[test]
+    fn a_curve_and_its_baseline_share_a_chart() {
+        use crate::testdata::fscache;
+        let runs = vec![run(
+            "aaaa0001",
+            "alpha",
+            vec![fscache("read", 1.0), fscache("memcpy", 2.0)],
+        )];
+        let m = Matrix::build(&runs).unwrap();
+        let page = render(&m, &[0], "now");
+        let at = page.find("read and memcpy side by side").unwrap();
+        let part = &page[at..page[at..].find("</section>").unwrap() + at];
+        assert_eq!(part.matches(r#"<svg class="chart plot""#).count(), 1);
+        // Both curves at both CPU counts: four lines, every point with its bar.
+        for name in [
+            "read, 1 CPU",
+            "read, 2 CPUs",
+            "memcpy, 1 CPU",
+            "memcpy, 2 CPUs",
+        ] {
+            assert!(part.contains(name), "{name}");
+        }
+        assert_eq!(part.matches(r#"<path class="bar""#).count(), 16);
+        assert!(part.contains("read ÷ memcpy"));
     }
 }
