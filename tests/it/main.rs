@@ -12,6 +12,7 @@ mod imports;
 mod io_safety;
 mod mem;
 mod multiuser;
+mod oltp;
 mod proc;
 mod session;
 mod store;

@@ -15,7 +15,7 @@ use crate::workload::{
 
 /// What the sandbox's temporary directory holds besides the store: the
 /// scratch directories and files a run left behind.
-fn leftovers(s: &Sandbox) -> Vec<String> {
+pub(crate) fn leftovers(s: &Sandbox) -> Vec<String> {
     std::fs::read_dir(s.dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -158,3 +158,183 @@ pub fn process_is_gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only probes; ESRCH means no such process.
     (unsafe { libc::kill(pid, 0) }) != 0
 }
+
+/// A throw-away PostgreSQL server for tests: Debian's `postgresql`
+/// binaries, a cluster initialised in a temporary directory, listening only
+/// on a Unix socket in that directory (no network). Run as the `postgres`
+/// system user when the test runs as root (the server refuses root).
+/// Stopped and removed when dropped, also when a test fails.
+pub struct ThrowawayPostgres {
+    dir: std::path::PathBuf,
+    bin: std::path::PathBuf,
+    as_user: Option<String>,
+    pub port: u16,
+}
+
+impl ThrowawayPostgres {
+    /// The directory holding `initdb`, `pg_ctl` and `postgres`, if installed.
+    pub fn binaries() -> Option<std::path::PathBuf> {
+        let mut found: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("pg_ctl").exists() && b.join("initdb").exists())
+            .collect();
+        found.sort();
+        found.pop()
+    }
+
+    /// Start one, or None (with the reason printed) when PostgreSQL is not
+    /// installed and not required; under CI (`CI` set) it is required.
+    pub fn start() -> Option<ThrowawayPostgres> {
+        let Some(bin) = Self::binaries() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "PostgreSQL's binaries are missing (CI installs the `postgresql` package)"
+            );
+            eprintln!("skipped: PostgreSQL is not installed (/usr/lib/postgresql/*/bin)");
+            return None;
+        };
+        // SAFETY: geteuid has no preconditions.
+        let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_string());
+        let dir = std::env::temp_dir().join(format!(
+            "touchstone-pg-test-{}-{}",
+            std::process::id(),
+            touchstone_harness::clock::now_ns()
+        ));
+        std::fs::create_dir(&dir).expect("temporary directory");
+        let server = ThrowawayPostgres {
+            dir,
+            bin,
+            as_user,
+            port: 5432,
+        };
+        if let Some(u) = &server.as_user {
+            let ok = std::process::Command::new("chown")
+                .arg(format!("{u}:"))
+                .arg(&server.dir)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(ok, "cannot give {} to the {u} user", server.dir.display());
+        }
+        let data = server.dir.join("data");
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        let opts = format!(
+            "-k {} -c listen_addresses='' -p {} -c fsync=off",
+            server.dir.display(),
+            server.port
+        );
+        server.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-o",
+                &opts,
+                "-l",
+                server.dir.join("log").to_str().unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+        Some(server)
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let program = self.bin.join(tool);
+        let mut cmd = match &self.as_user {
+            Some(u) => {
+                let mut c = std::process::Command::new("runuser");
+                c.args(["-u", u, "--"]).arg(&program);
+                c
+            }
+            None => std::process::Command::new(&program),
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The socket directory (the `host` of a connection string).
+    pub fn socket_dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// A key=value connection string for `user` on database `postgres`.
+    pub fn url(&self, user: &str) -> String {
+        format!(
+            "host={} port={} user={user} dbname=postgres",
+            self.dir.display(),
+            self.port
+        )
+    }
+
+    /// Run SQL as the superuser and return the first column of each row.
+    pub fn sql(&self, sql: &str) -> Vec<String> {
+        let mut c = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+            .expect("connect to the test server");
+        c.simple_query(sql)
+            .expect("test SQL")
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The schemas touchstone made and has not dropped.
+    pub fn touchstone_schemas(&self) -> Vec<String> {
+        self.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'touchstone%'")
+    }
+}
+
+impl Drop for ThrowawayPostgres {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let program = self.bin.join("pg_ctl");
+        let mut cmd = match &self.as_user {
+            Some(u) => {
+                let mut c = std::process::Command::new("runuser");
+                c.args(["-u", u, "--"]).arg(&program);
+                c
+            }
+            None => std::process::Command::new(&program),
+        };
+        let _ = cmd
+            .args([
+                "-D",
+                data.to_str().unwrap_or(""),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ])
+            .current_dir("/")
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

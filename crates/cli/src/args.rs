@@ -333,6 +333,12 @@ pub struct RunArgs {
     /// Workloads: the warm-up before each trial's window (default 1s; quick 200ms).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+    /// oltp: run the transaction mix against this PostgreSQL server
+    /// (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or 'host=… port=…
+    /// user=… dbname=…') instead of the embedded SQLite; each trial creates
+    /// its own schema there and drops it, touching nothing else.
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
     /// Workloads: the most one sweep should take. Every point runs its
     /// minimum of trials; beyond that a point stops when it has used its
     /// share of the time left and is flagged "cut by the budget". Default

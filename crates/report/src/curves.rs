@@ -15,7 +15,7 @@ use touchstone_analysis::curve::{CurveError, CurveSummary, Scaling};
 use touchstone_analysis::curve_analysis::{CpuCountAnalysis, CurveAnalysis};
 use touchstone_analysis::usl::{Interval, UslError, UslFit};
 use touchstone_results::curve::{Curve, Point};
-use touchstone_results::units::{format_sig, Scale};
+use touchstone_results::units::{format_sig, format_value, Scale};
 use touchstone_results::{Run, Unit};
 
 use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
@@ -496,6 +496,7 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
             ));
         }
     }
+    notes.extend(curve.points.iter().filter_map(|p| by_type_text(curve, p)));
     if !curve.unmeasured_cpus.is_empty() {
         let list: Vec<String> = curve.unmeasured_cpus.iter().map(u32::to_string).collect();
         notes.push(format!(
@@ -720,4 +721,35 @@ pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
         });
     }
     sheets
+}
+
+/// A mix's mean elapsed time per operation type at one point, with the
+/// mean CPU time where the workload measured it (seed 004 reports its
+/// transactions so); None for a workload of one type.
+fn by_type_text(curve: &Curve, p: &Point) -> Option<String> {
+    if p.by_type.is_empty() {
+        return None;
+    }
+    let types: Vec<String> = p
+        .by_type
+        .iter()
+        .map(|t| {
+            let cpu = t
+                .cpu_ns_per_op
+                .map(|c| format!(" (CPU {})", format_value(Unit::Ns, c)))
+                .unwrap_or_default();
+            format!(
+                "{} {}{cpu}",
+                t.name,
+                format_value(Unit::Ns, t.latency.mean_ns)
+            )
+        })
+        .collect();
+    Some(format!(
+        "load {} on {} CPU(s), mean per {}: {}",
+        p.load,
+        p.cpus,
+        curve.operation,
+        types.join(", ")
+    ))
 }

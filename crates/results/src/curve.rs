@@ -102,6 +102,11 @@ impl Latency {
 pub struct TypeLatency {
     pub name: String,
     pub latency: Latency,
+    /// Mean CPU time of one operation of this type, ns, where the
+    /// workload's clients measure it (seed 004's CPU time per transaction:
+    /// `oltp`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_per_op: Option<f64>,
 }
 
 /// Where the confined CPUs' time went during the measurement windows, as
@@ -361,6 +366,7 @@ mod tests {
             by_type: vec![TypeLatency {
                 name: "get".into(),
                 latency: Latency::of(&h),
+                cpu_ns_per_op: Some(1234.5),
             }],
             cpu: trial.cpu,
             service_demand: trial.service_demand,

@@ -607,6 +607,9 @@ fn point(at: &str, p: &Point) -> Checked {
     for (i, t) in p.by_type.iter().enumerate() {
         name(&format!("{at}.by_type[{i}].name"), &t.name)?;
         latency(&format!("{at}.by_type[{i}].latency"), &t.latency)?;
+        if let Some(ns) = t.cpu_ns_per_op {
+            non_negative(&format!("{at}.by_type[{i}].cpu_ns_per_op"), ns)?;
+        }
     }
     cpu_split(&format!("{at}.cpu"), &p.cpu)?;
     service_demand(&format!("{at}.service_demand"), &p.service_demand)?;

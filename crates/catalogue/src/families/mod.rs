@@ -76,6 +76,7 @@ pub mod chat;
 pub mod web;
 pub mod io_load;
 pub mod multiuser;
+pub mod oltp;
 
 // real-time responsiveness under load (seed 004 section 5)
 pub mod rt_wake;

@@ -166,6 +166,34 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
     })
 }
 
+/// `--postgres URL`: the server `oltp` runs against, and the specs with
+/// every `oltp` that names no engine made `oltp/…/engine:postgres` (the
+/// URL, which may hold a password, stays out of names and stored options).
+fn with_postgres(specs: &[String], url: Option<&str>) -> Result<Vec<String>, CliError> {
+    use touchstone_catalogue::families::oltp;
+    oltp::set_postgres_url(url.map(str::to_string));
+    let Some(_) = url else {
+        return Ok(specs.to_vec());
+    };
+    let names_oltp = |s: &str| s.split('/').next() == Some(oltp::NAME);
+    if !specs.iter().any(|s| names_oltp(s)) {
+        return Err(CliError::Usage(format!(
+            "--postgres applies to {0}: name it (touchstone run {0} --postgres URL)",
+            oltp::NAME
+        )));
+    }
+    Ok(specs
+        .iter()
+        .map(|s| {
+            if names_oltp(s) && !s.contains("engine:") {
+                format!("{}/engine:postgres", s.trim_end_matches('/'))
+            } else {
+                s.clone()
+            }
+        })
+        .collect())
+}
+
 /// Whether any flag only workloads take was given.
 fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     [
@@ -210,7 +238,8 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     )
     .map_err(CliError::Usage)?;
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
-    let selection = select(&a.benchmarks, mode, max_parallel)?;
+    let benchmarks = with_postgres(&a.benchmarks, a.postgres.as_deref())?;
+    let selection = select(&benchmarks, mode, max_parallel)?;
     let io_flag = [
         (a.dir.is_some(), "--dir"),
         (a.device.is_some(), "--device"),
@@ -296,7 +325,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             db,
             store: !a.no_store,
             label: a.label.clone(),
-            selection: a.benchmarks.clone(),
+            selection: benchmarks.clone(),
             parallel: a.parallel.clone(),
             quick: a.quick,
             planned: (selection.cases.len() - workloads) * a.parallel.len() + workloads,

@@ -15,7 +15,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use touchstone_results::curve::latency_histogram;
 
-use super::client::ClientRecord;
+use super::client::{ClientRecord, OpCpu};
 use super::MAX_OP_TYPES;
 
 pub const ERROR_BYTES: usize = 1024;
@@ -50,6 +50,9 @@ pub struct Slot {
     /// 1 once record and histograms are written.
     pub finished: AtomicU32,
     pub hist_len: [AtomicU32; MAX_OP_TYPES],
+    /// The record's CPU time per operation type (`ClientRecord::cpu`).
+    pub cpu_ns: [AtomicU64; MAX_OP_TYPES],
+    pub cpu_ops: [AtomicU64; MAX_OP_TYPES],
     pub error_len: AtomicU32,
     pub error: [AtomicU8; ERROR_BYTES],
 }
@@ -175,6 +178,10 @@ impl Board {
         s.window_ops.store(rec.window_ops, Ordering::Relaxed);
         s.total_ops.store(rec.total_ops, Ordering::Relaxed);
         s.window_bytes.store(rec.window_bytes, Ordering::Relaxed);
+        for t in 0..MAX_OP_TYPES {
+            s.cpu_ns[t].store(rec.cpu.ns[t], Ordering::Relaxed);
+            s.cpu_ops[t].store(rec.cpu.ops[t], Ordering::Relaxed);
+        }
         s.finished.store(1, Ordering::Release);
         Ok(())
     }
@@ -193,6 +200,10 @@ impl Board {
             window_ops: s.window_ops.load(Ordering::Relaxed),
             total_ops: s.total_ops.load(Ordering::Relaxed),
             window_bytes: s.window_bytes.load(Ordering::Relaxed),
+            cpu: OpCpu {
+                ns: std::array::from_fn(|t| s.cpu_ns[t].load(Ordering::Relaxed)),
+                ops: std::array::from_fn(|t| s.cpu_ops[t].load(Ordering::Relaxed)),
+            },
         }
     }
 
@@ -279,6 +290,10 @@ mod tests {
             window_ops: 5,
             total_ops: 9,
             window_bytes: 7,
+            cpu: OpCpu {
+                ns: std::array::from_fn(|t| 1000 * t as u64),
+                ops: std::array::from_fn(|t| t as u64 % 3),
+            },
         };
         assert!(!board.finished(1));
         board.finish(1, &rec, &hs).unwrap();

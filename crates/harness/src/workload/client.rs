@@ -20,7 +20,7 @@ use crate::bench::Fallible;
 use crate::clock::{Clock, Monotonic};
 
 use super::plan::Pacing;
-use super::Client;
+use super::{Client, MAX_OP_TYPES};
 
 /// A clock that can also wait.
 pub trait Timer: Clock {
@@ -103,6 +103,30 @@ pub struct ClientRecord {
     pub total_ops: u64,
     /// Bytes those window operations moved (`Client::bytes`).
     pub window_bytes: u64,
+    /// CPU time of the window's operations, per type, for a client that
+    /// measures it (`Client::cpu_ns`).
+    pub cpu: OpCpu,
+}
+
+/// CPU time per operation type, summed over the operations whose client
+/// measured it: the mean is `ns[t] / ops[t]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpCpu {
+    pub ns: [u64; MAX_OP_TYPES],
+    pub ops: [u64; MAX_OP_TYPES],
+}
+
+impl OpCpu {
+    pub fn add(&mut self, other: &OpCpu) {
+        for t in 0..MAX_OP_TYPES {
+            self.ns[t] += other.ns[t];
+            self.ops[t] += other.ops[t];
+        }
+    }
+    /// Mean CPU time of one operation of type `ty`, if any was measured.
+    pub fn mean_ns(&self, ty: usize) -> Option<f64> {
+        (self.ops[ty] > 0).then(|| self.ns[ty] as f64 / self.ops[ty] as f64)
+    }
 }
 
 impl ClientRecord {
@@ -174,6 +198,10 @@ pub fn drive(
                 hists[ty].saturating_record(end.saturating_sub(from));
                 rec.window_ops += 1;
                 rec.window_bytes += client.bytes();
+                if let Some(ns) = client.cpu_ns() {
+                    rec.cpu.ns[ty] += ns;
+                    rec.cpu.ops[ty] += 1;
+                }
             } else if end >= w1 && !done {
                 done = true;
                 board.done()?;

@@ -33,7 +33,7 @@ use std::path::PathBuf;
 
 use crate::bench::Fallible;
 
-pub use client::{drive, ClientRecord, Schedule};
+pub use client::{drive, ClientRecord, OpCpu, Schedule};
 pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
     default_loads, default_loads_from, measure_point, point_from_trials, quick_loads_from,
@@ -125,6 +125,14 @@ pub trait Client {
     /// `Workload::counts_bytes`. The engine sums it over the window.
     fn bytes(&self) -> u64 {
         0
+    }
+    /// The CPU time the operation `op` just returned cost, when the client
+    /// measures it (its thread's CPU clock read around the operation, and
+    /// a server's share where it can see it): the engine keeps the mean
+    /// per operation type over the window (seed 004's CPU time per
+    /// transaction). None (the default): not measured.
+    fn cpu_ns(&self) -> Option<u64> {
+        None
     }
 }
 

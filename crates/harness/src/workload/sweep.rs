@@ -14,6 +14,7 @@ use touchstone_results::curve::{
     latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, TypeLatency,
 };
 
+use super::client::OpCpu;
 use super::cpu;
 use super::plan::{Pacing, SweepPlan, TrialPlan};
 use super::trial::{run_trial, TrialOutcome};
@@ -303,6 +304,10 @@ pub fn point_from_trials(
     };
     let mut by_type: Vec<Histogram<u64>> = vec![latency_histogram(); op_types.len()];
     let mut all = latency_histogram();
+    let mut cpu = OpCpu::default();
+    for c in kept.iter().flat_map(|o| &o.clients) {
+        cpu.add(&c.cpu);
+    }
     for o in kept {
         for (ty, h) in o.histograms.iter().enumerate() {
             by_type[ty]
@@ -341,9 +346,11 @@ pub fn point_from_trials(
             op_types
                 .iter()
                 .zip(&by_type)
-                .map(|(name, h)| TypeLatency {
+                .enumerate()
+                .map(|(ty, (name, h))| TypeLatency {
                     name: name.clone(),
                     latency: Latency::of(h),
+                    cpu_ns_per_op: cpu.mean_ns(ty),
                 })
                 .collect()
         } else {
