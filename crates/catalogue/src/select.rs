@@ -300,6 +300,9 @@ const LOAD_NAME: &str = LOAD.name;
 pub fn case_name(family: &Family, point: &Point) -> String {
     let mut name = family.name.to_string();
     for (p, (_, v)) in family.params.iter().zip(&point.0) {
+        if matches!(p.kind, crate::params::Kind::Address) && v.text == crate::params::LOCAL {
+            continue;
+        }
         name.push('/');
         if !p.positional {
             name.push_str(p.name);

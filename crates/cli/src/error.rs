@@ -21,6 +21,8 @@ pub enum CliError {
     Failed(usize, usize),
     #[error("{0}")]
     Harness(HarnessError),
+    #[error("{0} of {1} hosts or pairs failed (see above); the others are imported")]
+    FleetFailed(usize, usize),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
 }
@@ -28,7 +30,7 @@ pub enum CliError {
 impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Failed(..) | CliError::Harness(_) => 1,
+            CliError::Failed(..) | CliError::Harness(_) | CliError::FleetFailed(..) => 1,
             CliError::Interrupted(_) => 130,
             _ => 2,
         }

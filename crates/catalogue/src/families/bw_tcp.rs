@@ -10,14 +10,18 @@ use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
+use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    if let Some(addr) = remote::of(p) {
+        return RemoteCase::case(addr, Exchange::Pull, p.num("size") as usize);
+    }
     OneWay::case(Channel::Tcp, p.num("size") as usize, p)
 }
 
 pub const FAMILY: Family = Family {
-    params: &[BW_SIZE, placement::PARAM],
+    params: &[BW_SIZE, placement::PARAM, remote::PARAM],
     ..Family::new(
         "bw_tcp",
         "comm_bw",

@@ -9,14 +9,18 @@ use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
 use crate::support::placement;
+use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    if let Some(addr) = remote::of(p) {
+        return RemoteCase::case(addr, Exchange::TcpEcho, p.num("size") as usize);
+    }
     HotPotato::case(FdBaton::new(Channel::Tcp, p.num("size") as usize), p)
 }
 
 pub const FAMILY: Family = Family {
-    params: &[MSG_SIZE, placement::PARAM],
+    params: &[MSG_SIZE, placement::PARAM, remote::PARAM],
     ..Family::new(
         "lat_tcp",
         "comm_lat",

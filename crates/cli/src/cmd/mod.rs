@@ -2,6 +2,7 @@
 
 mod app;
 mod dry_run;
+mod fleet;
 mod generate;
 mod import;
 mod list;
@@ -9,6 +10,7 @@ mod predict;
 mod report;
 mod run;
 mod runs_filter;
+mod serve;
 mod stored;
 
 use std::path::PathBuf;
@@ -67,6 +69,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
+        Command::Fleet(a) => fleet::fleet(db, a),
+        Command::Serve(a) => serve::serve(&a),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
     }
