@@ -4,6 +4,7 @@ mod app;
 mod cli;
 mod comm_family;
 mod common;
+mod fleet_ssh;
 mod harness;
 mod import_fuzz;
 mod imports;

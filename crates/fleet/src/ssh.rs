@@ -179,16 +179,20 @@ pub fn spawn(mut cmd: Command) -> Result<Child, HostError> {
 /// Collect a child's output until it exits or `deadline` passes (then its
 /// process group is killed and the result is a timeout).
 pub fn wait(mut child: Child, deadline: Instant) -> Result<Output, HostError> {
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
+    let out = child.stdout.take();
+    let err = child.stderr.take();
     let out_reader = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = (&mut out).take(MAX_OUTPUT).read_to_end(&mut v);
+        if let Some(out) = out {
+            let _ = out.take(MAX_OUTPUT).read_to_end(&mut v);
+        }
         v
     });
     let err_reader = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = (&mut err).take(1 << 20).read_to_end(&mut v);
+        if let Some(err) = err {
+            let _ = err.take(1 << 20).read_to_end(&mut v);
+        }
         String::from_utf8_lossy(&v).into_owned()
     });
     let status = loop {
@@ -239,7 +243,27 @@ pub fn classify(out: &Output) -> Option<HostError> {
     if out.status != Some(255) {
         return None;
     }
-    let msg = last_line(&out.stderr).unwrap_or_else(|| "ssh exited with status 255".into());
+    // ssh's own message, not the remote command's last words before it.
+    let msg = out
+        .stderr
+        .lines()
+        .map(str::trim)
+        .rfind(|l| {
+            let l = l.to_ascii_lowercase();
+            l.starts_with("ssh:")
+                || [
+                    "timeout",
+                    "connection",
+                    "permission denied",
+                    "host key",
+                    "resolve",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
+        })
+        .map(String::from)
+        // A shared connection's client that loses its master says nothing.
+        .unwrap_or_else(|| "the connection was lost (ssh exited with status 255)".into());
     let lower = out.stderr.to_ascii_lowercase();
     Some(
         if lower.contains("could not resolve hostname")
