@@ -5,6 +5,8 @@
 //! buffered when the interval starts. Besides MB/s (10^6 bytes), the CPU
 //! seconds each end spent per MB are reported as extra figures
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;

@@ -3,6 +3,8 @@
 //! handshake, completed by the kernel), close. The helper accepts and
 //! closes each connection. The listener binds port 0 (kernel-chosen). The
 //! mechanics (`ConnectBaton`) live in `support::hot_potato`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::Point;

@@ -4,6 +4,8 @@
 //! One iteration is a round trip (lmbench reports the round trip too): the
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
