@@ -36,8 +36,12 @@ pub const PARAM: Param = Param {
 };
 
 /// The server's address if the case is against another host.
+/// (A point made without the parameter is local.)
 pub fn of(p: &Point) -> Option<&str> {
-    Some(p.text(PARAM.name)).filter(|a| *a != LOCAL)
+    p.0.iter()
+        .find(|(n, _)| *n == PARAM.name)
+        .map(|(_, v)| v.text.as_str())
+        .filter(|a| *a != LOCAL)
 }
 
 const ECHO: u8 = b'E';
@@ -65,6 +69,27 @@ fn connect(addr: &str, first: &[u8]) -> Fallible<RawFd> {
     s.write_all(first)
         .map_err(|e| BenchError(format!("remote {addr}: {e}")))?;
     Ok(s.into_raw_fd())
+}
+
+/// A connection to `serve`'s echo (tcp_rr's clients): Nagle off, blocking,
+/// no receive timeout (the workload engine bounds a trial itself).
+pub fn connect_echo(addr: &str) -> Fallible<RawFd> {
+    let fd = connect(addr, &[ECHO])?;
+    let none = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: a timeval option of the right size on our socket.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &none as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    Ok(fd)
 }
 
 /// Which exchange a remote case times.
