@@ -51,7 +51,13 @@ fn cannot_run() -> Option<String> {
     if !Path::new(SSHD).exists() {
         return Some(format!("{SSHD} missing (apt-get install openssh-server)"));
     }
-    let probe = format!("tsfprobe{}", std::process::id());
+    static PROBES: AtomicU32 = AtomicU32::new(0);
+    // One name per call: the tests of this file run at once.
+    let probe = format!(
+        "tsfprobe{}x{}",
+        std::process::id(),
+        PROBES.fetch_add(1, Ordering::SeqCst)
+    );
     let o = sh("ip", &["netns", "add", &probe]);
     if !o.status.success() {
         return Some(format!("`ip netns add` refused: {}", text(&o).trim()));
@@ -432,7 +438,7 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
                 "--pairs",
                 &pair,
                 "--net",
-                "lat_tcp,lat_udp,bw_tcp,lat_connect",
+                "lat_tcp,lat_udp,bw_tcp,lat_connect,tcp_rr/load:1",
                 "lat_syscall/null",
                 "--quick",
             ],
@@ -468,15 +474,23 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
         if names.iter().any(|n| n.contains("/remote:")) {
             pair_runs += 1;
             assert_eq!(name, "node-2", "the client of the pair ran it");
+            let want = format!("{}:7717", Lab::addr(1));
             for family in ["lat_tcp", "lat_udp", "bw_tcp", "lat_connect"] {
-                let want = format!("remote:{}:7717", Lab::addr(1));
                 assert!(
                     names
                         .iter()
-                        .any(|n| n.starts_with(family) && n.ends_with(&want)),
+                        .any(|n| n.starts_with(family) && n.ends_with(&format!("/remote:{want}"))),
                     "{family} against {want} missing: {names:?}"
                 );
             }
+            // tcp_rr is a workload: its load curve records the server.
+            let curves = r["curves"].as_array().cloned().unwrap_or_default();
+            assert!(
+                curves
+                    .iter()
+                    .any(|c| c["workload"] == "tcp_rr" && c["params"]["remote"] == want.as_str()),
+                "tcp_rr against {want} missing: {curves:?}"
+            );
         } else {
             identities.insert((name, id));
         }

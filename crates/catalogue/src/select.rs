@@ -296,11 +296,29 @@ pub fn expand(
 
 const LOAD_NAME: &str = LOAD.name;
 
+/// Whether a parameter's value is left out of names and stored params: an
+/// address at `local`, so that local cases read as they did before the
+/// `remote` parameter existed.
+fn unnamed(p: &crate::params::Param, text: &str) -> bool {
+    matches!(p.kind, crate::params::Kind::Address) && text == crate::params::LOCAL
+}
+
+/// The (name, value) pairs a case's measurements and curves record.
+pub fn case_params(family: &Family, point: &Point) -> Vec<(String, String)> {
+    family
+        .params
+        .iter()
+        .zip(&point.0)
+        .filter(|(p, (_, v))| !unnamed(p, &v.text))
+        .map(|(_, (k, v))| (k.to_string(), v.text.clone()))
+        .collect()
+}
+
 /// "lat_ctx/procs:8/size:16k": positional values bare, others key:value.
 pub fn case_name(family: &Family, point: &Point) -> String {
     let mut name = family.name.to_string();
     for (p, (_, v)) in family.params.iter().zip(&point.0) {
-        if matches!(p.kind, crate::params::Kind::Address) && v.text == crate::params::LOCAL {
+        if unnamed(p, &v.text) {
             continue;
         }
         name.push('/');

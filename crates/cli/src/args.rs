@@ -420,7 +420,8 @@ pub struct FleetRunArgs {
     /// Every pair of hosts once (the earlier host serving).
     #[arg(long)]
     pub all_pairs: bool,
-    /// The network benchmarks run on each pair.
+    /// The network benchmarks run on each pair (each gets `/remote:ADDR:PORT`;
+    /// `tcp_rr/load:1,4` adds a request/response sweep).
     #[arg(
         long,
         value_delimiter = ',',

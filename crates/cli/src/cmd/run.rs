@@ -188,11 +188,8 @@ fn workload_flags(a: &RunArgs) -> Option<&'static str> {
 fn curve_of(case: &Selected, unmeasured_cpus: &[u32], bytes_per_op: Option<u64>) -> Curve {
     Curve {
         workload: case.family.name.to_string(),
-        params: case
-            .point
-            .0
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.text.clone()))
+        params: select::case_params(case.family, &case.point)
+            .into_iter()
             .collect::<BTreeMap<_, _>>(),
         operation: case.family.operation().unwrap_or("operation").to_string(),
         bytes_per_op,
@@ -377,11 +374,8 @@ fn measure_all(
                 name: case.name.clone(),
                 benchmark: case.family.name.to_string(),
                 group: case.family.group.to_string(),
-                params: case
-                    .point
-                    .0
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.text.clone()))
+                params: select::case_params(case.family, &case.point)
+                    .into_iter()
                     .collect(),
             };
             // It built when the plan was checked, but what it needs (memory,
