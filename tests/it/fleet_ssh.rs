@@ -22,6 +22,14 @@ use std::time::{Duration, Instant};
 use crate::common::{text, Sandbox};
 
 const SSHD: &str = "/usr/sbin/sshd";
+
+/// The hosts of every lab share this machine's /tmp (where the fleet
+/// copies its binary, and what a lab cleans up): one lab at a time.
+static ONE_LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+    ONE_LAB.lock().unwrap_or_else(|e| e.into_inner())
+}
 const SUBNET: &str = "10.200.0";
 
 fn sh(program: &str, args: &[&str]) -> Output {
@@ -418,6 +426,8 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
         eprintln!("skipped: {why}");
         return;
     }
+    // Taken before the lab and so released after its Drop.
+    let _one = one_lab();
     let mut lab = Lab::new(4);
     // Host 4's sshd is stopped: it must be an error of its own, nothing more.
     lab.stop_sshd(4);
@@ -527,10 +537,13 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
         eprintln!("skipped: {why}");
         return;
     }
+    // Taken before the lab and so released after its Drop.
+    let _one = one_lab();
     let lab = Lab::new(1);
     let s = Sandbox::new();
     let t = Instant::now();
-    // Long enough (full lat_syscall, 21 repetitions) to be cut in the middle.
+    // Long enough (full lat_syscall, 101 repetitions: tens of seconds, even
+    // on a quiet machine) to be cut in the middle; the cut ends it sooner.
     let mut child = lab
         .fleet(
             &s,
@@ -541,7 +554,7 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
                 "300s",
                 "lat_syscall",
                 "-r",
-                "21",
+                "101",
             ],
         )
         .stdout(Stdio::piped())
