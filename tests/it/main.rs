@@ -6,6 +6,7 @@ mod comm_family;
 mod common;
 mod fleet_report;
 mod fleet_slurm;
+mod fleet_ssh;
 mod harness;
 mod import_fuzz;
 mod imports;

@@ -74,7 +74,7 @@ impl std::fmt::Display for Hardware {
 /// name, with the machine id when the run recorded one (two hosts of the
 /// same name are then two hosts).
 pub fn host_key(run: &Run) -> String {
-    match run.host.extra.get("machine_id") {
+    match &run.host.machine_id {
         Some(id) if !id.is_empty() => {
             format!("{} ({})", run.host.hostname, &id[..id.len().min(8)])
         }

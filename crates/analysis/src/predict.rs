@@ -132,18 +132,19 @@ fn key(name: &str, parallel: u32) -> String {
     }
 }
 
-/// Merge runs into machines (by host name; newer runs override older ones).
+/// Merge runs into machines (by host identity, the name plus the machine
+/// id, so two machines of one name stay apart; newer runs override older ones).
 pub fn machines(runs: &[Run], app: &str) -> Vec<Machine> {
     let app = app_measurement(app);
     let mut sorted: Vec<&Run> = runs.iter().collect();
     sorted.sort_by_key(|r| r.started_at);
     let mut out: Vec<Machine> = Vec::new();
     for run in sorted {
-        let i = match out.iter().position(|m| m.name == run.host.hostname) {
+        let i = match out.iter().position(|m| m.name == run.host.identity()) {
             Some(i) => i,
             None => {
                 out.push(Machine {
-                    name: run.host.hostname.clone(),
+                    name: run.host.identity(),
                     app_ns: None,
                     figures: BTreeMap::new(),
                 });

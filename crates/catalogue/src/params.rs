@@ -13,7 +13,14 @@ pub enum Kind {
     Int { min: u64, max: u64 },
     /// A duration with a ns/us/ms/s suffix.
     Duration { min_ns: u64, max_ns: u64 },
+    /// HOST:PORT of another machine (`[v6]:PORT` too), or `local`; a case
+    /// at `local` leaves the parameter out of its name, so that names of
+    /// local cases stay what they were before the parameter existed.
+    Address,
 }
+
+/// The `Kind::Address` value meaning "on this machine".
+pub const LOCAL: &str = "local";
 
 /// A declared parameter.
 #[derive(Debug, Clone, Copy)]
@@ -120,6 +127,29 @@ impl Param {
                     num: n,
                 })
             }
+            Kind::Address => {
+                if raw == LOCAL {
+                    return Ok(Value {
+                        text: LOCAL.into(),
+                        num: 0,
+                    });
+                }
+                let port = raw
+                    .rsplit_once(':')
+                    .filter(|(host, _)| !host.is_empty())
+                    .and_then(|(_, port)| port.parse::<u16>().ok())
+                    .filter(|&p| p > 0)
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: '{raw}' is not HOST:PORT (e.g. 10.0.0.7:7717, where `touchstone serve` listens) or {LOCAL}",
+                            self.name
+                        )
+                    })?;
+                Ok(Value {
+                    text: raw.to_string(),
+                    num: port as u64,
+                })
+            }
             Kind::Duration { min_ns, max_ns } => {
                 let n = parse_scaled(raw, &TIME_UNITS, false).map_err(|e| {
                     format!(
@@ -151,6 +181,7 @@ impl Param {
             Kind::Choice(o) => o.join("|"),
             Kind::Size { min, max } => format!("{}..={}", size_text(min), size_text(max)),
             Kind::Int { min, max } => format!("{min}..={max}"),
+            Kind::Address => format!("HOST:PORT|{LOCAL}"),
             Kind::Duration { min_ns, max_ns } => {
                 format!("{}..={}", duration_text(min_ns), duration_text(max_ns))
             }

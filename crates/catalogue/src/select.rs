@@ -57,17 +57,20 @@ impl Selected {
     }
 }
 
-/// The point's parameters less those the family says do not apply there.
+/// The point's parameters less those the family says do not apply there
+/// and an address left at `local` (a measurement on this machine is named
+/// as it always was).
 fn applying<'a>(
-    family: &Family,
+    family: &'a Family,
     point: &'a Point,
 ) -> impl Iterator<Item = (&'static str, &'a str)> {
     let inert = (family.inert)(point);
-    point
-        .0
+    family
+        .params
         .iter()
-        .filter(move |(k, _)| !inert.contains(k))
-        .map(|(k, v)| (*k, v.text.as_str()))
+        .zip(&point.0)
+        .filter(move |(p, (k, v))| !inert.contains(k) && !unnamed(p, &v.text))
+        .map(|(_, (k, v))| (*k, v.text.as_str()))
 }
 
 impl std::fmt::Debug for Family {
@@ -316,6 +319,13 @@ pub fn expand(
 }
 
 const LOAD_NAME: &str = LOAD.name;
+
+/// Whether a parameter's value is left out of names and stored params: an
+/// address at `local`, so that local cases read as they did before the
+/// `remote` parameter existed.
+fn unnamed(p: &crate::params::Param, text: &str) -> bool {
+    matches!(p.kind, crate::params::Kind::Address) && text == crate::params::LOCAL
+}
 
 /// "lat_ctx/procs:8/size:16k": positional values bare, others key:value.
 pub fn case_name(family: &Family, point: &Point) -> String {

@@ -49,6 +49,20 @@ Examples:
   touchstone compare last~1 last         the newest run against the one before
   touchstone compare baseline node-7 node-8 --format csv -o ratios.csv";
 
+const FLEET_RUN_EXAMPLES: &str = "\
+Examples:
+  touchstone fleet run --hosts node-1,node-2,node-3 --quick
+  touchstone fleet run --hosts @farm.txt --concurrent 8 lat_syscall bw_mem -r 5
+  touchstone fleet run --hosts @farm.txt --pairs node-1:node-2 --net lat_tcp,bw_tcp --quick
+
+Everything after the options (benchmarks and `touchstone run` options) is
+passed to `touchstone run … --json --no-store` on each host.";
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  touchstone serve --listen 10.0.0.7:7717     on node-7
+  touchstone run lat_tcp/remote:10.0.0.7:7717 --no-store   on another host";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "touchstone",
@@ -118,9 +132,13 @@ pub enum Command {
     /// Each run's figures as ratios to a base run, with significance marks and an index.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
-    /// Many hosts: the suite across a Slurm partition, and the fleet's report.
-    #[command(subcommand)]
-    Fleet(crate::cmd::fleet::FleetCommand),
+    /// Many hosts: run touchstone on each over OpenSSH or Slurm, import what
+    /// they measure, and find the host that stands apart.
+    Fleet(FleetArgs),
+    /// Serve the network benchmarks of another host (`lat_tcp/remote:ADDR:PORT`, …)
+    /// on one address until the client that started it is gone.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff) generated from this command line, or
@@ -374,4 +392,90 @@ pub struct RunArgs {
     /// timed interval (needs root), so buffered reads reach the storage.
     #[arg(long)]
     pub drop_caches: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub action: FleetCommand,
+}
+
+/// The ways of reaching many hosts.
+#[derive(Subcommand, Debug)]
+pub enum FleetCommand {
+    /// Run a suite on every host over OpenSSH (BatchMode, your ssh config and
+    /// keys), bring the results back and import them.
+    #[command(after_help = FLEET_RUN_EXAMPLES)]
+    Run(FleetRunArgs),
+    /// Run the suite on the nodes of a Slurm partition (one exclusive task
+    /// per node, through srun or an sbatch array) and import the results.
+    Slurm(crate::cmd::fleet_slurm::SlurmArgs),
+    /// The fleet's runs side by side, hosts grouped by hardware, and the
+    /// hosts whose figures stand apart from their group flagged.
+    Report(crate::cmd::fleet_report::FleetReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FleetRunArgs {
+    /// The hosts: ssh destinations separated by commas, or @FILE (one a line, # comments).
+    #[arg(long, value_name = "H,H…|@FILE")]
+    pub hosts: String,
+    /// Hosts worked on at once (network pairs always run one at a time).
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub concurrent: usize,
+    /// The most one host (or one pair) may take, including connecting and copying.
+    #[arg(long, value_name = "DURATION", default_value = "1800s")]
+    pub timeout: String,
+    /// ssh's ConnectTimeout, also the keep-alive interval that notices a dead link.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub connect_timeout: String,
+    /// An ssh_config file for ssh and scp (-F); default: ssh's own.
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// An ssh option (-o), e.g. -o Port=2222; repeatable.
+    #[arg(short = 'o', long = "ssh-option", value_name = "OPT")]
+    pub ssh_options: Vec<String>,
+    /// The binary to copy to each host (default: this one).
+    #[arg(long, value_name = "PATH", conflicts_with = "remote_binary")]
+    pub binary: Option<PathBuf>,
+    /// Use this touchstone already on every host instead of copying one.
+    #[arg(long, value_name = "PATH")]
+    pub remote_binary: Option<String>,
+    /// Network pairs SERVER:CLIENT (hosts as in --hosts): `serve` on the
+    /// first, the --net benchmarks on the second, one pair at a time.
+    #[arg(long, value_name = "A:B,…", conflicts_with = "all_pairs")]
+    pub pairs: Option<String>,
+    /// Every pair of hosts once (the earlier host serving).
+    #[arg(long)]
+    pub all_pairs: bool,
+    /// The network benchmarks run on each pair (each gets `/remote:ADDR:PORT`;
+    /// `tcp_rr/load:1,4` adds a request/response sweep).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "FAMILY,…",
+        default_value = "lat_tcp,lat_udp,bw_tcp,lat_connect"
+    )]
+    pub net: Vec<String>,
+    /// The port `serve` listens on for the pairs.
+    #[arg(long, value_name = "PORT", default_value = "7717")]
+    pub serve_port: u16,
+    /// Benchmarks and `touchstone run` options for every host. With pairs
+    /// and no benchmarks, only the network benchmarks run.
+    #[arg(
+        value_name = "SPEC|RUN-OPTION",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub run: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The one address and port to listen on (TCP and UDP), e.g. 10.0.0.7:7717.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: String,
+    /// Stop after this long with no client.
+    #[arg(long, value_name = "DURATION", default_value = "300s")]
+    pub idle_timeout: String,
 }

@@ -24,6 +24,8 @@ pub enum CliError {
     /// Some hosts of a fleet command failed; the others' results are in.
     #[error("{0}")]
     Hosts(String),
+    #[error("{0} of {1} hosts or pairs failed (see above); the others are imported")]
+    FleetFailed(usize, usize),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
 }
@@ -31,7 +33,10 @@ pub enum CliError {
 impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Failed(..) | CliError::Harness(_) | CliError::Hosts(_) => 1,
+            CliError::Failed(..)
+            | CliError::Harness(_)
+            | CliError::Hosts(_)
+            | CliError::FleetFailed(..) => 1,
             CliError::Interrupted(_) => 130,
             _ => 2,
         }

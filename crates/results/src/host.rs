@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Host {
     pub hostname: String,
+    /// /etc/machine-id (systemd's, or D-Bus's): with the host name it is
+    /// the host's identity, so two machines of the same name stay apart
+    /// (`Host::identity`). Absent where the OS has none, and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
     pub os: String,
     pub kernel: String,
     #[serde(default)]
@@ -86,6 +91,7 @@ pub fn collect() -> Host {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let mut host = Host {
         hostname: uts.0,
+        machine_id: machine_id(),
         os: uts.1,
         kernel: uts.2,
         arch: std::env::consts::ARCH.to_string(),
@@ -124,6 +130,22 @@ fn uname() -> (String, String, String) {
         String::from_utf8_lossy(&bytes).into_owned()
     };
     (s(&u.nodename), s(&u.sysname), s(&u.release))
+}
+
+/// The machine id: 32 hex digits in /etc/machine-id (or D-Bus's copy);
+/// anything else is not trusted as an identity.
+fn machine_id() -> Option<String> {
+    ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|p| read(p).filter(|id| is_machine_id(id)))
+}
+
+/// 32 lowercase hex digits, the format machine-id(5) prescribes.
+pub fn is_machine_id(id: &str) -> bool {
+    id.len() == 32
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn distribution() -> Option<String> {
@@ -429,6 +451,16 @@ pub fn loadavg_now() -> Option<f64> {
 }
 
 impl Host {
+    /// Who ran it: the host name plus the machine id where one is known
+    /// ("node-7#3d1219c7…"), so two machines that share a name never count
+    /// as one.
+    pub fn identity(&self) -> String {
+        match &self.machine_id {
+            Some(id) => format!("{}#{id}", self.hostname),
+            None => self.hostname.clone(),
+        }
+    }
+
     /// The largest cache's size (the last level), if the OS reports caches.
     pub fn last_level_cache_bytes(&self) -> Option<u64> {
         self.caches
@@ -442,6 +474,19 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identity_is_the_name_plus_the_machine_id() {
+        let mut h = Host {
+            hostname: "node-7".into(),
+            ..Host::default()
+        };
+        assert_eq!(h.identity(), "node-7");
+        h.machine_id = Some("3d1219c7c4c5404aaa1f6d2a48adfda4".into());
+        assert_eq!(h.identity(), "node-7#3d1219c7c4c5404aaa1f6d2a48adfda4");
+        assert!(is_machine_id("3d1219c7c4c5404aaa1f6d2a48adfda4"));
+        assert!(!is_machine_id("uninitialized"));
+    }
 
     #[test]
     fn cpu_lists() {

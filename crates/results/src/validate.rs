@@ -278,6 +278,14 @@ fn warnings(at: &str, ws: &[Warning]) -> Checked {
 
 fn host(at: &str, h: &crate::host::Host) -> Checked {
     text(&format!("{at}.hostname"), &h.hostname, MAX_HOSTNAME_BYTES)?;
+    if let Some(id) = &h.machine_id {
+        if !crate::host::is_machine_id(id) {
+            return Err(bad(
+                format!("{at}.machine_id"),
+                "not 32 lowercase hex digits (machine-id(5))",
+            ));
+        }
+    }
     let short = [
         ("os", Some(&h.os)),
         ("kernel", Some(&h.kernel)),

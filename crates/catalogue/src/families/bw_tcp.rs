@@ -5,19 +5,25 @@
 //! buffered when the interval starts. Besides MB/s (10^6 bytes), the CPU
 //! seconds each end spent per MB are reported as extra figures
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
+use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    if let Some(addr) = remote::of(p) {
+        return RemoteCase::case(addr, Exchange::Pull, p.num("size") as usize);
+    }
     OneWay::case(Channel::Tcp, p.num("size") as usize, p)
 }
 
 pub const FAMILY: Family = Family {
-    params: &[BW_SIZE, placement::PARAM],
+    params: &[BW_SIZE, placement::PARAM, remote::PARAM],
     ..Family::new(
         "bw_tcp",
         "comm_bw",

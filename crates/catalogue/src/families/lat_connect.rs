@@ -3,18 +3,24 @@
 //! handshake, completed by the kernel), close. The helper accepts and
 //! closes each connection. The listener binds port 0 (kernel-chosen). The
 //! mechanics (`ConnectBaton`) live in `support::hot_potato`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode, Parallel};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
+use crate::support::remote::{self, Exchange, RemoteCase};
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    if let Some(addr) = remote::of(p) {
+        return RemoteCase::case(addr, Exchange::Connect, 1);
+    }
     HotPotato::case(ConnectBaton::new(Domain::Tcp), p)
 }
 
 pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
+    params: &[placement::PARAM, remote::PARAM],
     parallel: Parallel::No(
         "every connection leaves a socket in TIME_WAIT for 60 s; several processes \
          connecting for a second each would exhaust ephemeral ports and measure that instead",

@@ -4,19 +4,25 @@
 //! One iteration is a round trip (lmbench reports the round trip too): the
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
+//! With `remote:HOST:PORT` the other end is `touchstone serve` on another
+//! host instead of a local helper (`support::remote`); the name then carries it.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, UDP_SIZE};
 use crate::support::placement;
+use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
+    if let Some(addr) = remote::of(p) {
+        return RemoteCase::case(addr, Exchange::UdpEcho, p.num("size") as usize);
+    }
     HotPotato::case(FdBaton::new(Channel::Udp, p.num("size") as usize), p)
 }
 
 pub const FAMILY: Family = Family {
-    params: &[UDP_SIZE, placement::PARAM],
+    params: &[UDP_SIZE, placement::PARAM, remote::PARAM],
     ..Family::new(
         "lat_udp",
         "comm_lat",

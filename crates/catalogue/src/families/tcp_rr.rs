@@ -24,6 +24,10 @@
 //! Run as a sweep: `touchstone run tcp_rr/load:1,2,4 --cpus 1,2` (the
 //! load ladder is the spec's, the CPU counts `--cpus`; see `FAMILY`).
 //!
+//! With `remote:HOST:PORT` the server is `touchstone serve` on another host
+//! (its echo: one thread per connection there; `server` and placement of
+//! the server do not apply), and only the clients run here.
+//!
 //! Timed (by the engine, per transaction): the client's write of the
 //! request and its blocking read of the whole response; the server's
 //! read, write and epoll calls lie inside that. Hot paths are raw libc
@@ -43,6 +47,7 @@ use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::placement::{pin_self, Placement};
+use crate::support::remote;
 use crate::support::sockets::{
     self, connect_loopback, inet_socket, read_or_eof, set_nodelay, set_nonblocking,
 };
@@ -100,7 +105,7 @@ pub const CLIENT: Param = Param {
     positional: false,
 };
 
-pub const PARAMS: &[Param] = &[SIZE, SERVER, CLIENT, PLACEMENT];
+pub const PARAMS: &[Param] = &[SIZE, SERVER, CLIENT, PLACEMENT, remote::PARAM];
 
 /// How the client side drives its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +137,7 @@ pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
         Placement::parse(p.text(PLACEMENT.name))?,
     );
     w.client = client;
+    w.remote = remote::of(p).map(String::from);
     Ok(Box::new(w))
 }
 
@@ -141,6 +147,8 @@ pub struct TcpRr {
     pub server: ServerMode,
     pub client: ClientMode,
     pub placement: Placement,
+    /// HOST:PORT of a `touchstone serve` to use instead of a local server.
+    pub remote: Option<String>,
     listener: RawFd,
     port: u16,
 }
@@ -152,6 +160,7 @@ impl TcpRr {
             server,
             client: ClientMode::Epoll,
             placement,
+            remote: None,
             listener: -1,
             port: 0,
         }
@@ -214,6 +223,9 @@ impl Workload for TcpRr {
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
+        if self.remote.is_some() {
+            return Ok(());
+        }
         let fd = inet_socket(libc::SOCK_STREAM)?;
         let r = (|| {
             let port = sockets::bind_loopback(fd)?;
@@ -242,7 +254,7 @@ impl Workload for TcpRr {
     }
 
     fn has_server(&self) -> bool {
-        true
+        self.remote.is_none()
     }
 
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
@@ -259,6 +271,12 @@ impl Workload for TcpRr {
             pin_self(cpu)?;
         }
         let mut flows = Vec::new();
+        if let Some(addr) = &self.remote {
+            for _ in share(ctx.load, ctx.clients, ctx.client) {
+                flows.push(RrFlow::new(remote::connect_echo(addr)?, self.size));
+            }
+            return Ok(Box::new(Multiplexed::new(flows)?));
+        }
         for conn in share(ctx.load, ctx.clients, ctx.client) {
             // A flow owns its descriptor from here (closed on drop).
             flows.push(RrFlow::new(inet_socket(libc::SOCK_STREAM)?, self.size));
@@ -676,6 +694,33 @@ mod tests {
             validate(&w, &SweepPlan::quick(), 2).unwrap(),
             vec![1, 2, 4, 8]
         );
+    }
+
+    /// With `remote:`, the clients run against `touchstone serve`'s echo
+    /// and no server process is forked here.
+    #[test]
+    fn transactions_flow_against_a_remote_serve() {
+        let (tcp, udp, addr) = remote::bind("127.0.0.1:0").unwrap();
+        let limits = remote::ServeLimits {
+            idle: std::time::Duration::from_secs(2),
+            client_gone: Default::default(),
+        };
+        let server = std::thread::spawn(move || remote::serve(tcp, udp, &limits));
+        let cpus = usable_cpus().unwrap();
+        let mut w = TcpRr::new(64, ServerMode::Epoll, Placement::Free);
+        w.remote = Some(addr.to_string());
+        assert!(!w.has_server());
+        let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0).unwrap();
+        assert!(o.throughput > 0.0 && o.ops > 0);
+        assert_eq!(
+            o.pids.len(),
+            w.clients(3, cpus.len()) as usize,
+            "clients only"
+        );
+        for &pid in &o.pids {
+            assert!(reaped(pid), "process {pid} outlived the trial");
+        }
+        server.join().unwrap().unwrap();
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod pointer_chase;
 pub mod recorded_curves;
 #[cfg(test)]
 pub mod recorded_tlb;
+pub mod remote;
 pub mod sockets;
 pub mod sys;
 pub mod zipf;

@@ -2,9 +2,9 @@
 
 mod app;
 mod dry_run;
-pub mod fleet;
-mod fleet_report;
-mod fleet_slurm;
+mod fleet;
+pub mod fleet_report;
+pub mod fleet_slurm;
 mod generate;
 mod import;
 mod list;
@@ -12,6 +12,7 @@ mod predict;
 mod report;
 mod run;
 mod runs_filter;
+mod serve;
 mod stored;
 
 use std::path::PathBuf;
@@ -70,7 +71,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
-        Command::Fleet(c) => fleet::fleet(db, c),
+        Command::Fleet(a) => fleet::fleet(db, a),
+        Command::Serve(a) => serve::serve(&a),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
     }

@@ -78,7 +78,12 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
 }
 
 /// A duration option within bounds, e.g. `--window 500ms`.
-fn duration(flag: &'static str, text: &str, min_ns: u64, max_ns: u64) -> Result<u64, CliError> {
+pub(super) fn duration(
+    flag: &'static str,
+    text: &str,
+    min_ns: u64,
+    max_ns: u64,
+) -> Result<u64, CliError> {
     let p = Param {
         name: flag,
         help: "",

@@ -1,0 +1,459 @@
+//! The communication families against another host: the `remote`
+//! parameter (`lat_tcp/remote:10.0.0.7:7717`), the client sides that
+//! replace the local helper process, and `serve`, the other end that
+//! `touchstone serve` runs (lmbench's remote lat_tcp/bw_tcp servers, and
+//! netperf's netserver, in spirit; no code of theirs).
+//!
+//! The protocol is the least that works: a TCP connection's first byte
+//! says what it wants — `E` an echo of every byte sent (lat_tcp), `P` then
+//! a 4-byte message size, then per request an 8-byte count: the server
+//! sends that many messages (bw_tcp, timed at the receiver as the local
+//! family is) — and a connection closed before any byte is a connect
+//! (lat_connect). UDP datagrams to the same port are echoed (lat_udp).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
+
+use super::sockets::{recv_datagram, set_nodelay, set_recv_timeout};
+use super::sys::{self, errno};
+use crate::family::Built;
+use crate::params::{Kind, Param, Point, LOCAL};
+
+/// The `remote` parameter of the communication families.
+pub const PARAM: Param = Param {
+    name: "remote",
+    help: "HOST:PORT of a `touchstone serve` on another host to measure against, or local (two processes here)",
+    kind: Kind::Address,
+    default: &[LOCAL],
+    quick: &[],
+    positional: false,
+};
+
+/// The server's address if the case is against another host.
+/// (A point made without the parameter is local.)
+pub fn of(p: &Point) -> Option<&str> {
+    p.0.iter()
+        .find(|(n, _)| *n == PARAM.name)
+        .map(|(_, v)| v.text.as_str())
+        .filter(|a| *a != LOCAL)
+}
+
+const ECHO: u8 = b'E';
+const PULL: u8 = b'P';
+
+fn resolve(addr: &str) -> Fallible<SocketAddr> {
+    addr.to_socket_addrs()
+        .map_err(|e| BenchError(format!("remote {addr}: {e}")))?
+        .next()
+        .ok_or_else(|| BenchError(format!("remote {addr}: no address")))
+}
+
+fn connect(addr: &str, first: &[u8]) -> Fallible<RawFd> {
+    let a = resolve(addr)?;
+    let mut s = TcpStream::connect_timeout(&a, Duration::from_secs(5)).map_err(|e| {
+        BenchError(format!(
+            "remote {addr}: cannot connect ({e}): is `touchstone serve --listen {addr}` running there?"
+        ))
+    })?;
+    s.set_nodelay(true)
+        .map_err(|e| BenchError(format!("nodelay: {e}")))?;
+    // A peer that vanishes is an error after 5 s, never a hang.
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| BenchError(format!("timeout: {e}")))?;
+    s.write_all(first)
+        .map_err(|e| BenchError(format!("remote {addr}: {e}")))?;
+    Ok(s.into_raw_fd())
+}
+
+/// A connection to `serve`'s echo (tcp_rr's clients): Nagle off, blocking,
+/// no receive timeout (the workload engine bounds a trial itself).
+pub fn connect_echo(addr: &str) -> Fallible<RawFd> {
+    let fd = connect(addr, &[ECHO])?;
+    let none = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: a timeval option of the right size on our socket.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &none as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    Ok(fd)
+}
+
+/// Which exchange a remote case times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// A `size`-byte message out and back over TCP (lat_tcp).
+    TcpEcho,
+    /// One datagram out and back (lat_udp).
+    UdpEcho,
+    /// socket, connect, close (lat_connect).
+    Connect,
+    /// `size`-byte messages from the server, one iteration each (bw_tcp).
+    Pull,
+}
+
+/// A communication case against `touchstone serve` on another host.
+pub struct RemoteCase {
+    addr: String,
+    exchange: Exchange,
+    buf: Vec<u8>,
+    fd: RawFd,
+    peer: Option<SocketAddr>,
+}
+
+impl RemoteCase {
+    /// The case as the family builds it: latency of one exchange, or
+    /// bandwidth of `size` bytes an iteration for `Pull`.
+    pub fn case(addr: &str, exchange: Exchange, size: usize) -> Result<Built, String> {
+        let shape = match exchange {
+            Exchange::Pull => Shape::bandwidth(size as f64),
+            _ => Shape::latency(1.0),
+        };
+        Ok(Built::new(
+            RemoteCase {
+                addr: addr.to_string(),
+                exchange,
+                buf: vec![0x5a; size.max(1)],
+                fd: -1,
+                peer: None,
+            },
+            shape,
+        ))
+    }
+}
+
+impl Benchmark for RemoteCase {
+    fn setup(&mut self, _ctx: &Context) -> Fallible {
+        match self.exchange {
+            Exchange::TcpEcho => self.fd = connect(&self.addr, &[ECHO])?,
+            Exchange::Pull => {
+                let mut hello = vec![PULL];
+                hello.extend_from_slice(&(self.buf.len() as u32).to_le_bytes());
+                self.fd = connect(&self.addr, &hello)?;
+            }
+            Exchange::UdpEcho => {
+                let a = resolve(&self.addr)?;
+                let local: SocketAddr = if a.is_ipv4() {
+                    "0.0.0.0:0".parse().unwrap()
+                } else {
+                    "[::]:0".parse().unwrap()
+                };
+                let s = UdpSocket::bind(local).map_err(|e| BenchError(format!("udp: {e}")))?;
+                s.connect(a)
+                    .map_err(|e| BenchError(format!("udp connect {}: {e}", self.addr)))?;
+                self.fd = s.into_raw_fd();
+                set_recv_timeout(self.fd, 2)?;
+            }
+            Exchange::Connect => self.peer = Some(resolve(&self.addr)?),
+        }
+        Ok(())
+    }
+
+    /// Timed: `n` exchanges. TcpEcho/UdpEcho: write the message, read it
+    /// back whole. Pull: ask for `n` messages (one 8-byte write) and read
+    /// them all. Connect: socket, connect, close.
+    fn run(&mut self, n: u64) -> Fallible {
+        match self.exchange {
+            Exchange::TcpEcho => {
+                for _ in 0..n {
+                    sys::write_all(self.fd, &self.buf)?;
+                    sys::read_exact(self.fd, &mut self.buf)?;
+                }
+            }
+            Exchange::UdpEcho => {
+                for _ in 0..n {
+                    sys::write_all(self.fd, &self.buf)?;
+                    recv_datagram(self.fd, &mut self.buf)?;
+                }
+            }
+            Exchange::Pull => {
+                sys::write_all(self.fd, &n.to_le_bytes())?;
+                for _ in 0..n {
+                    sys::read_exact(self.fd, &mut self.buf)?;
+                }
+            }
+            Exchange::Connect => {
+                let peer = self.peer.expect("set up");
+                let (storage, len) = sockaddr(&peer);
+                let family = if peer.is_ipv4() {
+                    libc::AF_INET
+                } else {
+                    libc::AF_INET6
+                };
+                for _ in 0..n {
+                    // SAFETY: a new socket, connected to a valid address, closed.
+                    let fd =
+                        unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+                    if fd < 0 {
+                        return Err(errno("socket"));
+                    }
+                    let r = unsafe {
+                        libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len)
+                    };
+                    sys::close(fd);
+                    if r < 0 {
+                        return Err(errno("connect"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        if self.fd >= 0 {
+            sys::close(self.fd);
+            self.fd = -1;
+        }
+    }
+}
+
+/// A socket address as libc takes it.
+fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain data, large enough for both families.
+    let mut s: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match a {
+        SocketAddr::V4(v4) => {
+            let sin = unsafe { &mut *(&mut s as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = v4.port().to_be();
+            sin.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+            (
+                s,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        }
+        SocketAddr::V6(v6) => {
+            let sin6 = unsafe { &mut *(&mut s as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = v6.port().to_be();
+            sin6.sin6_addr.s6_addr = v6.ip().octets();
+            sin6.sin6_scope_id = v6.scope_id();
+            (
+                s,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        }
+    }
+}
+
+/// How `serve` may end: after `idle` with no client, or when `client_gone`
+/// says so (the CLI watches its standard input).
+pub struct ServeLimits {
+    pub idle: Duration,
+    pub client_gone: Arc<AtomicBool>,
+}
+
+/// Bind TCP and UDP on exactly `listen` (never a wildcard the user did not
+/// give), then call `ready` with the address bound.
+pub fn bind(listen: &str) -> Result<(TcpListener, UdpSocket, SocketAddr), String> {
+    let addr = listen
+        .to_socket_addrs()
+        .map_err(|e| format!("--listen {listen}: not an ADDR:PORT ({e})"))?
+        .next()
+        .ok_or_else(|| format!("--listen {listen}: no address"))?;
+    let in_use = |e: std::io::Error, what: &str| {
+        match e.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "--listen {addr}: {what} port {} is in use (another server listens there); choose another port",
+            addr.port()
+        ),
+        std::io::ErrorKind::AddrNotAvailable => {
+            format!("--listen {addr}: no interface of this host has the address {}", addr.ip())
+        }
+        _ => format!("--listen {addr}: {what}: {e}"),
+    }
+    };
+    let tcp = TcpListener::bind(addr).map_err(|e| in_use(e, "TCP"))?;
+    let udp = UdpSocket::bind(tcp.local_addr().unwrap_or(addr)).map_err(|e| in_use(e, "UDP"))?;
+    let bound = tcp.local_addr().unwrap_or(addr);
+    Ok((tcp, udp, bound))
+}
+
+/// Serve clients until the limits say stop. Each TCP connection gets a
+/// thread (a remote client is one process; the server's own cost is part of
+/// what the round trip measures, as lmbench's forking servers were).
+pub fn serve(tcp: TcpListener, udp: UdpSocket, limits: &ServeLimits) -> Result<(), String> {
+    let start = Instant::now();
+    let active = Arc::new(AtomicUsize::new(0));
+    // Milliseconds since `start` of the last sign of a client.
+    let last = Arc::new(AtomicU64::new(0));
+    let touch = {
+        let last = last.clone();
+        move || last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
+    };
+    udp.set_read_timeout(Some(Duration::from_millis(200)))
+        .map_err(|e| format!("udp: {e}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let udp_thread = {
+        let (touch, stop) = (touch.clone(), stop.clone());
+        std::thread::spawn(move || udp_echo(udp, touch, &stop))
+    };
+    // A blocking accept in its own thread: polling would leave connections
+    // waiting in the backlog, and lat_connect would time the wait.
+    let listener_fd = tcp.as_raw_fd();
+    let acceptor = {
+        let (active, touch, stop) = (active.clone(), touch.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for s in tcp.incoming() {
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(s) = s else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                touch();
+                active.fetch_add(1, Ordering::SeqCst);
+                let (active, touch) = (active.clone(), touch.clone());
+                std::thread::spawn(move || {
+                    let _ = connection(s);
+                    touch();
+                    active.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        })
+    };
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let idle_ms =
+            (start.elapsed().as_millis() as u64).saturating_sub(last.load(Ordering::Relaxed));
+        if limits.client_gone.load(Ordering::SeqCst)
+            || (active.load(Ordering::SeqCst) == 0 && idle_ms >= limits.idle.as_millis() as u64)
+        {
+            break;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    // SAFETY: shutting down our listener wakes the blocked accept (Linux: EINVAL).
+    unsafe { libc::shutdown(listener_fd, libc::SHUT_RDWR) };
+    let _ = acceptor.join();
+    let _ = udp_thread.join();
+    Ok(())
+}
+
+fn udp_echo(udp: UdpSocket, touch: impl Fn(), stop: &AtomicBool) {
+    let mut buf = vec![0u8; 64 << 10];
+    while !stop.load(Ordering::SeqCst) {
+        match udp.recv_from(&mut buf) {
+            Ok((n, from)) => {
+                touch();
+                let _ = udp.send_to(&buf[..n], from);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// One TCP connection: its first byte says what it wants.
+fn connection(mut s: TcpStream) -> std::io::Result<()> {
+    s.set_nonblocking(false)?;
+    set_nodelay(s.as_raw_fd()).map_err(|e| std::io::Error::other(e.0))?;
+    let mut first = [0u8; 1];
+    if s.read(&mut first)? == 0 {
+        return Ok(()); // a connect and close (lat_connect)
+    }
+    let mut buf = vec![0u8; 64 << 10];
+    match first[0] {
+        ECHO => loop {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            s.write_all(&buf[..n])?;
+        },
+        PULL => {
+            let mut size = [0u8; 4];
+            s.read_exact(&mut size)?;
+            let size = u32::from_le_bytes(size) as usize;
+            if size == 0 || size > 64 << 20 {
+                return Ok(());
+            }
+            let msg = vec![0x5a; size];
+            let mut count = [0u8; 8];
+            loop {
+                if let Err(e) = s.read_exact(&mut count) {
+                    return if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    };
+                }
+                for _ in 0..u64::from_le_bytes(count) {
+                    s.write_all(&msg)?;
+                }
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every exchange against a server on loopback, then the server stops
+    /// after its idle time.
+    #[test]
+    fn every_exchange_works_against_serve_and_serve_stops_when_idle() {
+        let (tcp, udp, addr) = bind("127.0.0.1:0").unwrap();
+        let limits = ServeLimits {
+            idle: Duration::from_millis(600),
+            client_gone: Arc::new(AtomicBool::new(false)),
+        };
+        let server = std::thread::spawn(move || serve(tcp, udp, &limits));
+        let ctx = Context {
+            process: 0,
+            parallel: 1,
+            scratch: std::env::temp_dir(),
+        };
+        let a = addr.to_string();
+        for (ex, size) in [
+            (Exchange::TcpEcho, 64),
+            (Exchange::UdpEcho, 16),
+            (Exchange::Connect, 1),
+            (Exchange::Pull, 4096),
+        ] {
+            let mut b = RemoteCase::case(&a, ex, size).unwrap().bench;
+            b.setup(&ctx).unwrap();
+            b.run(20).unwrap_or_else(|e| panic!("{ex:?}: {e}"));
+            b.cleanup();
+        }
+        let t = Instant::now();
+        server.join().unwrap().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // The port is free again, and a second bind on a port in use is refused clearly.
+        let (busy, _u, busy_addr) = bind("127.0.0.1:0").unwrap();
+        let e = bind(&busy_addr.to_string()).unwrap_err();
+        assert!(e.contains("in use"), "{e}");
+        drop(busy);
+    }
+
+    #[test]
+    fn remote_names_a_server_or_local() {
+        assert_eq!(PARAM.parse("10.0.0.7:7717").unwrap().num, 7717);
+        assert_eq!(PARAM.parse("local").unwrap().text, "local");
+        assert!(PARAM.parse("10.0.0.7").unwrap_err().contains("HOST:PORT"));
+        assert!(PARAM.parse(":7717").is_err());
+    }
+}

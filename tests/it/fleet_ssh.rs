@@ -1,0 +1,718 @@
+//! `touchstone fleet run` over real OpenSSH, on one machine: each "host"
+//! is an sshd in its own network namespace, with its own host name (UTS
+//! namespace) and machine id (bind-mounted in its own mount namespace),
+//! joined by veth pairs to a bridge in a hub namespace on 10.200.0.0/24;
+//! the fleet command itself runs in a controller namespace, so the
+//! machine's own network is never touched. Figures from here are
+//! functional only — namespaces on one machine say nothing about a
+//! network's performance.
+//!
+//! Skipped, with the reason printed, when not root or when `ip netns` or
+//! sshd are not available. Everything (namespaces with their veths and
+//! bridge, sshd and every process in the namespaces, key files, remote
+//! temporary directories) is removed by `Lab`'s Drop, also when a check
+//! fails.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::common::{text, Sandbox};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The hosts of every lab share this machine's /tmp (where the fleet
+/// copies its binary, and what a lab cleans up): one lab at a time.
+static ONE_LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+    ONE_LAB.lock().unwrap_or_else(|e| e.into_inner())
+}
+const SUBNET: &str = "10.200.0";
+
+fn sh(program: &str, args: &[&str]) -> Output {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"))
+}
+
+fn must(program: &str, args: &[&str]) {
+    let o = sh(program, args);
+    assert!(
+        o.status.success(),
+        "{program} {}: {}",
+        args.join(" "),
+        text(&o)
+    );
+}
+
+/// Why this machine cannot host the lab, if it cannot.
+fn cannot_run() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root (network namespaces and sshd need it)".into());
+    }
+    if !Path::new(SSHD).exists() {
+        return Some(format!("{SSHD} missing (apt-get install openssh-server)"));
+    }
+    static PROBES: AtomicU32 = AtomicU32::new(0);
+    // One name per call: the tests of this file run at once.
+    let probe = format!(
+        "tsfprobe{}x{}",
+        std::process::id(),
+        PROBES.fetch_add(1, Ordering::SeqCst)
+    );
+    let o = sh("ip", &["netns", "add", &probe]);
+    if !o.status.success() {
+        return Some(format!("`ip netns add` refused: {}", text(&o).trim()));
+    }
+    let _ = sh("ip", &["netns", "del", &probe]);
+    None
+}
+
+/// Several hosts on one machine, torn down on drop.
+struct Lab {
+    tag: String,
+    dir: tempfile::TempDir,
+    namespaces: Vec<String>,
+    sshd: Vec<Option<Child>>,
+    remote_dirs_before: BTreeSet<PathBuf>,
+}
+
+fn remote_dirs() -> BTreeSet<PathBuf> {
+    std::fs::read_dir("/tmp")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("touchstone-fleet."))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Lab {
+    fn ctl(&self) -> String {
+        format!("{}ctl", self.tag)
+    }
+    fn hub(&self) -> String {
+        format!("{}hub", self.tag)
+    }
+    fn ns(&self, i: usize) -> String {
+        format!("{}h{i}", self.tag)
+    }
+    fn addr(i: usize) -> String {
+        format!("{SUBNET}.{}", 10 + i)
+    }
+    fn ssh_config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+
+    /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …
+    fn new(hosts: usize) -> Lab {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let tag = format!(
+            "tsf{}x{}",
+            std::process::id() % 100_000,
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut lab = Lab {
+            tag,
+            dir: tempfile::tempdir().unwrap(),
+            namespaces: Vec::new(),
+            sshd: Vec::new(),
+            remote_dirs_before: remote_dirs(),
+        };
+        let (hub, ctl) = (lab.hub(), lab.ctl());
+        let all: Vec<String> = [hub.clone(), ctl.clone()]
+            .into_iter()
+            .chain((1..=hosts).map(|i| lab.ns(i)))
+            .collect();
+        for ns in all {
+            must("ip", &["netns", "add", &ns]);
+            lab.namespaces.push(ns.clone());
+            must("ip", &["-n", &ns, "link", "set", "lo", "up"]);
+        }
+        must("ip", &["-n", &hub, "link", "add", "br0", "type", "bridge"]);
+        must("ip", &["-n", &hub, "link", "set", "br0", "up"]);
+        let mut members = vec![(ctl.clone(), format!("{SUBNET}.1"), "bctl".to_string())];
+        for i in 1..=hosts {
+            members.push((lab.ns(i), Lab::addr(i), format!("b{i}")));
+        }
+        for (ns, addr, port) in &members {
+            // Made inside the namespaces: no interface ever appears in the machine's own.
+            must(
+                "ip",
+                &[
+                    "-n", &hub, "link", "add", port, "type", "veth", "peer", "name", "eth0",
+                    "netns", ns,
+                ],
+            );
+            must(
+                "ip",
+                &["-n", &hub, "link", "set", port, "master", "br0", "up"],
+            );
+            must(
+                "ip",
+                &[
+                    "-n",
+                    ns,
+                    "addr",
+                    "add",
+                    &format!("{addr}/24"),
+                    "dev",
+                    "eth0",
+                ],
+            );
+            must("ip", &["-n", ns, "link", "set", "eth0", "up"]);
+        }
+        lab.keys(hosts);
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        for i in 1..=hosts {
+            let child = lab.start_sshd(i);
+            lab.sshd.push(Some(child));
+        }
+        for i in 1..=hosts {
+            lab.wait_for_sshd(i);
+        }
+        lab
+    }
+
+    /// A client key, one host key, known_hosts and the ssh config.
+    fn keys(&self, hosts: usize) {
+        let d = self.dir.path();
+        for name in ["id", "hostkey"] {
+            must(
+                "ssh-keygen",
+                &[
+                    "-q",
+                    "-t",
+                    "ed25519",
+                    "-N",
+                    "",
+                    "-f",
+                    d.join(name).to_str().unwrap(),
+                ],
+            );
+        }
+        let host_pub = std::fs::read_to_string(d.join("hostkey.pub")).unwrap();
+        let names: Vec<String> = (1..=hosts).map(Lab::addr).collect();
+        std::fs::write(
+            d.join("known_hosts"),
+            format!("{} {}", names.join(","), host_pub),
+        )
+        .unwrap();
+        std::fs::copy(d.join("id.pub"), d.join("authorized_keys")).unwrap();
+        std::fs::write(
+            self.ssh_config(),
+            format!(
+                "Host *\n  User root\n  IdentityFile {id}\n  IdentitiesOnly yes\n  \
+                 UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n  \
+                 StrictHostKeyChecking yes\n  LogLevel ERROR\n",
+                id = d.join("id").display(),
+                kh = d.join("known_hosts").display()
+            ),
+        )
+        .unwrap();
+    }
+
+    fn start_sshd(&self, i: usize) -> Child {
+        let d = self.dir.path().join(format!("h{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        let config = d.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "ListenAddress {addr}:22\nHostKey {hk}\nPidFile {pid}\nAuthorizedKeysFile {ak}\n\
+                 PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
+                 Subsystem sftp /usr/lib/openssh/sftp-server\n\
+                 ClientAliveInterval 1\nClientAliveCountMax 3\nMaxStartups 100\nLogLevel ERROR\n",
+                addr = Lab::addr(i),
+                hk = self.dir.path().join("hostkey").display(),
+                pid = d.join("sshd.pid").display(),
+                ak = self.dir.path().join("authorized_keys").display(),
+            ),
+        )
+        .unwrap();
+        let machine_id = d.join("machine-id");
+        std::fs::write(
+            &machine_id,
+            format!("{:08x}{:024x}\n", 0xfeed_0000_u64 + i as u64, i),
+        )
+        .unwrap();
+        let script = format!(
+            "hostname node-{i} && mount --bind {mid} /etc/machine-id && exec {SSHD} -D -f {cfg} -E {log}",
+            mid = machine_id.display(),
+            cfg = config.display(),
+            log = d.join("sshd.log").display()
+        );
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.ns(i),
+                "unshare",
+                "--uts",
+                "--mount",
+                "sh",
+                "-c",
+            ])
+            .arg(script)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// ssh from the controller namespace, as the fleet does.
+    fn ssh(&self, i: usize, command: &str) -> Output {
+        sh(
+            "ip",
+            &[
+                "netns",
+                "exec",
+                &self.ctl(),
+                "ssh",
+                "-F",
+                self.ssh_config().to_str().unwrap(),
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=2",
+                &Lab::addr(i),
+                command,
+            ],
+        )
+    }
+
+    fn wait_for_sshd(&self, i: usize) {
+        let t = Instant::now();
+        loop {
+            let o = self.ssh(i, "true");
+            if o.status.success() {
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "sshd of host {i} does not answer: {}\n{}",
+                text(&o),
+                std::fs::read_to_string(self.dir.path().join(format!("h{i}/sshd.log")))
+                    .unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn stop_sshd(&mut self, i: usize) {
+        if let Some(mut c) = self.sshd[i - 1].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn sshd_pid(&self, i: usize) -> Option<i32> {
+        self.sshd[i - 1].as_ref().map(|c| c.id() as i32)
+    }
+
+    /// Processes in a namespace.
+    fn pids(ns: &str) -> BTreeSet<i32> {
+        String::from_utf8_lossy(&sh("ip", &["netns", "pids", ns]).stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
+    /// Wait until host `i` runs nothing but its sshd (or nothing if it was
+    /// stopped) and the controller runs nothing; the leftovers otherwise.
+    fn wait_until_quiet(&self, i: usize, within: Duration) -> Result<(), String> {
+        let t = Instant::now();
+        loop {
+            let want: BTreeSet<i32> = self.sshd_pid(i).into_iter().collect();
+            let host = Lab::pids(&self.ns(i));
+            let ctl = Lab::pids(&self.ctl());
+            if host == want && ctl.is_empty() {
+                return Ok(());
+            }
+            if t.elapsed() > within {
+                let show = |p: &BTreeSet<i32>| {
+                    p.iter()
+                        .map(|p| {
+                            let cmd = std::fs::read(format!("/proc/{p}/cmdline"))
+                                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                                .unwrap_or_default();
+                            format!("{p} {cmd}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                return Err(format!(
+                    "left on host {i}: {} (its sshd: {want:?}); on the controller: {}",
+                    show(&host),
+                    show(&ctl)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// `touchstone fleet run ARGS` from the controller namespace.
+    fn fleet(&self, s: &Sandbox, args: &[&str]) -> Command {
+        let c = s.cmd();
+        let program = c.get_program().to_owned();
+        let mut ip = Command::new("ip");
+        ip.args(["netns", "exec", &self.ctl()]).arg(program);
+        ip.args(["fleet", "run", "--ssh-config"])
+            .arg(self.ssh_config())
+            .args(["--connect-timeout", "2s"])
+            .args(args);
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => ip.env(k, v),
+                None => ip.env_remove(k),
+            };
+        }
+        ip.stdin(Stdio::null());
+        ip
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for i in 1..=self.sshd.len() {
+            self.stop_sshd(i);
+        }
+        for ns in &self.namespaces {
+            for p in Lab::pids(ns) {
+                // SAFETY: killing processes inside our own test namespaces.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
+        // Pid files too, should an sshd have re-executed under another pid.
+        for i in 1..=self.sshd.len() {
+            let pid_file = self.dir.path().join(format!("h{i}/sshd.pid"));
+            if let Some(p) = std::fs::read_to_string(pid_file)
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok())
+            {
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        for ns in &self.namespaces {
+            let _ = sh("ip", &["netns", "del", ns]);
+        }
+        for d in remote_dirs().difference(&self.remote_dirs_before) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
+    let o = s.run(&["export"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["runs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Taken before the lab and so released after its Drop.
+    let _one = one_lab();
+    let mut lab = Lab::new(4);
+    // Host 4's sshd is stopped: it must be an error of its own, nothing more.
+    lab.stop_sshd(4);
+    let s = Sandbox::new();
+    let hosts = (1..=4).map(Lab::addr).collect::<Vec<_>>().join(",");
+    let pair = format!("{}:{}", Lab::addr(1), Lab::addr(2));
+    let t = Instant::now();
+    let o = lab
+        .fleet(
+            &s,
+            &[
+                "--hosts",
+                &hosts,
+                "--concurrent",
+                "2",
+                "--timeout",
+                "240s",
+                "--pairs",
+                &pair,
+                "--net",
+                "lat_tcp,lat_udp,bw_tcp,lat_connect,tcp_rr/load:1",
+                "lat_syscall/null",
+                "--quick",
+            ],
+        )
+        .output()
+        .unwrap();
+    let out = text(&o);
+    eprintln!("{out}\n(network figures from namespaces on one machine: functional only)");
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let down = Lab::addr(4);
+    assert!(
+        out.contains(&format!("[{down}] error")) && out.contains("unreachable"),
+        "{out}"
+    );
+    assert!(out.contains("fleet: 4 of 5 ok"), "{out}");
+    assert!(t.elapsed() < Duration::from_secs(200), "{:?}", t.elapsed());
+
+    let runs = runs(&s);
+    assert_eq!(runs.len(), 4, "three suites and one pair");
+    let mut identities = BTreeSet::new();
+    let mut pair_runs = 0;
+    for r in &runs {
+        let host = &r["host"];
+        let name = host["hostname"].as_str().unwrap().to_string();
+        let id = host["machine_id"].as_str().unwrap_or("").to_string();
+        assert_eq!(id.len(), 32, "{host}");
+        let names: Vec<&str> = r["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect();
+        if names.iter().any(|n| n.contains("/remote:")) {
+            pair_runs += 1;
+            assert_eq!(name, "node-2", "the client of the pair ran it");
+            let want = format!("{}:7717", Lab::addr(1));
+            for family in ["lat_tcp", "lat_udp", "bw_tcp", "lat_connect"] {
+                assert!(
+                    names
+                        .iter()
+                        .any(|n| n.starts_with(family) && n.ends_with(&format!("/remote:{want}"))),
+                    "{family} against {want} missing: {names:?}"
+                );
+            }
+            // tcp_rr is a workload: its load curve records the server.
+            let curves = r["curves"].as_array().cloned().unwrap_or_default();
+            assert!(
+                curves
+                    .iter()
+                    .any(|c| c["workload"] == "tcp_rr" && c["params"]["remote"] == want.as_str()),
+                "tcp_rr against {want} missing: {curves:?}"
+            );
+        } else {
+            identities.insert((name, id));
+        }
+    }
+    assert_eq!(pair_runs, 1);
+    let names: Vec<&str> = identities.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["node-1", "node-2", "node-3"],
+        "three distinct hosts"
+    );
+    assert_eq!(
+        identities
+            .iter()
+            .map(|(_, id)| id)
+            .collect::<BTreeSet<_>>()
+            .len(),
+        3
+    );
+    for i in 1..=4 {
+        lab.wait_until_quiet(i, Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let left: Vec<_> = remote_dirs()
+        .difference(&lab.remote_dirs_before)
+        .cloned()
+        .collect();
+    assert!(left.is_empty(), "copied binaries left behind: {left:?}");
+}
+
+#[test]
+fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_running() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Taken before the lab and so released after its Drop.
+    let _one = one_lab();
+    let lab = Lab::new(1);
+    let s = Sandbox::new();
+    let t = Instant::now();
+    // Long enough (full lat_syscall, 101 repetitions: tens of seconds, even
+    // on a quiet machine) to be cut in the middle; the cut ends it sooner.
+    let mut child = lab
+        .fleet(
+            &s,
+            &[
+                "--hosts",
+                &Lab::addr(1),
+                "--timeout",
+                "300s",
+                "lat_syscall",
+                "-r",
+                "101",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the remote run to start on the host, then cut its link.
+    let started = loop {
+        let running = Lab::pids(&lab.ns(1)).into_iter().any(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .map(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    c.contains("touchstone-fleet.") && c.contains("\0run\0")
+                })
+                .unwrap_or(false)
+        });
+        if running {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(started, "the remote run never started");
+    must("ip", &["-n", &lab.hub(), "link", "set", "b1", "down"]);
+    let cut = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if cut.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the fleet hangs on a dead link");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    eprintln!("{out}");
+    assert_eq!(status.code(), Some(1), "{out}");
+    let host = Lab::addr(1);
+    assert!(out.contains(&format!("[{host}] error")), "{out}");
+    assert!(
+        out.contains("unreachable: ") || out.contains("timed out: "),
+        "{out}"
+    );
+    assert!(
+        !out.contains("unreachable: measuring"),
+        "ssh's message, not the run's: {out}"
+    );
+    assert!(
+        cut.elapsed() < Duration::from_secs(30),
+        "noticed after {:?}",
+        cut.elapsed()
+    );
+    // sshd gives the session up (ClientAlive), the run sees its session end.
+    lab.wait_until_quiet(1, Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(runs(&s).is_empty());
+}
+
+#[test]
+fn an_unknown_host_is_an_error_of_that_host() {
+    let s = Sandbox::new();
+    let o = s.run(&[
+        "fleet",
+        "run",
+        "--hosts",
+        "no-such-host.invalid",
+        "--connect-timeout",
+        "2s",
+        "lat_syscall/null",
+        "--quick",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("[no-such-host.invalid] error") && out.contains("unknown host"),
+        "{out}"
+    );
+    assert!(out.contains("fleet: 0 of 1 ok"), "{out}");
+}
+
+#[test]
+fn a_malformed_host_file_names_its_line_and_nothing_runs() {
+    let s = Sandbox::new();
+    let file = s.path("farm.txt");
+    std::fs::write(&file, "# rack 4\nnode-1\nnode-2 node-3\n").unwrap();
+    let o = s.run(&[
+        "fleet",
+        "run",
+        "--hosts",
+        &format!("@{}", file.display()),
+        "--quick",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains(&format!("{}:3: ", file.display())), "{out}");
+    assert!(!out.contains("connecting"), "{out}");
+    // A bad benchmark name is found here, not on every host.
+    let o = s.run(&["fleet", "run", "--hosts", "node-1", "lat_sycsall"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client_is_gone() {
+    let s = Sandbox::new();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let o = s.run(&["serve", "--listen", &format!("127.0.0.1:{port}")]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("in use"), "{out}");
+    drop(busy);
+
+    let mut serve = s
+        .cmd()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let bound = line
+        .strip_prefix("listening on ")
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let port = bound.rsplit_once(':').unwrap().1;
+    // Served on the address given…
+    assert!(std::net::TcpStream::connect(&bound).is_ok());
+    // …and on no other (127.0.0.2 is loopback too, but not what it was given).
+    assert!(std::net::TcpStream::connect(format!("127.0.0.2:{port}")).is_err());
+    let o = s.run(&[
+        "run",
+        &format!("lat_tcp/remote:{bound}"),
+        "--quick",
+        "--no-store",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = Instant::now();
+    drop(serve.stdin.take());
+    let status = loop {
+        if let Some(st) = serve.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            let _ = serve.kill();
+            panic!("serve outlived its client");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+}
