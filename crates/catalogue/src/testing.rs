@@ -147,6 +147,24 @@ pub fn in_child(check: impl FnOnce() -> Result<(), String>) -> Result<(), String
     }
 }
 
+/// `in_child` for a check that runs a trial or a measurement: the test
+/// process's one-measurement-at-a-time lock stays held until the child is
+/// reaped, so no other test of this process measures while the child does
+/// (two trials at once on two CPUs starve each other: a waiter never woken,
+/// a window with no operation). The child, which has a copy of the lock as
+/// it was at the fork, releases its copy first, so that its own trial can
+/// take it.
+pub fn in_child_measuring(check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let held = std::cell::RefCell::new(Some(touchstone_harness::parallel::hold_across_fork()));
+    let verdict = in_child(|| {
+        // The child's copy of the guard: dropping it unlocks the child's copy.
+        drop(held.borrow_mut().take());
+        check()
+    });
+    drop(held);
+    verdict
+}
+
 /// Whether `fd` is an open descriptor of this process.
 pub fn descriptor_is_open(fd: std::os::fd::RawFd) -> bool {
     // SAFETY: F_GETFD only asks whether the descriptor exists.

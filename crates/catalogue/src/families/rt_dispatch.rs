@@ -571,11 +571,7 @@ mod tests {
     /// after its sender's timestamp; nothing left afterwards.
     #[test]
     fn every_via_dispatches_and_leaves_nothing() {
-        // The child runs a trial: its copy of the trial lock must be free
-        // (the guard goes with the closure; each side drops its copy).
-        let guard = touchstone_harness::parallel::hold_across_fork();
-        crate::testing::in_child(move || {
-            drop(guard);
+        crate::testing::in_child_measuring(|| {
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             for via in ["pipe", "futex", "sem", "signal", "msg1", "msg80"] {
                 let before = sem_ids();
@@ -622,11 +618,7 @@ mod tests {
     /// (nor a stall: the death is seen, not the waiters' silence).
     #[test]
     fn a_sender_that_dies_is_an_error_not_a_hang() {
-        // The child runs a trial: its copy of the trial lock must be free
-        // (the guard goes with the closure; each side drops its copy).
-        let guard = touchstone_harness::parallel::hold_across_fork();
-        crate::testing::in_child(move || {
-            drop(guard);
+        crate::testing::in_child_measuring(|| {
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             let mut w = RtDispatch::new(
                 Via::Futex,

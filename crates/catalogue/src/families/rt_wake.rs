@@ -399,11 +399,7 @@ mod tests {
     /// positive amount, the background stopped after it.
     #[test]
     fn a_trial_records_one_wake_up_per_interval() {
-        // The child runs a trial: its copy of the trial lock must be free
-        // (the guard goes with the closure; each side drops its copy).
-        let guard = touchstone_harness::parallel::hold_across_fork();
-        crate::testing::in_child(move || {
-            drop(guard);
+        crate::testing::in_child_measuring(|| {
             let mut w = RtWake::new(1_000_000, 300_000_000, Policy::Other, Level::Cpu)?;
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             let o =
@@ -442,10 +438,12 @@ mod tests {
     #[test]
     fn ctrl_c_stops_the_background_too() {
         let (r, wr) = crate::support::sys::pipe().unwrap();
-        // The child runs a trial: its copy of the trial lock must be free.
-        let guard = touchstone_harness::parallel::hold_across_fork();
-        let pid = crate::support::sys::fork_helper(move || {
-            drop(guard);
+        // The child runs a trial: its copy of the trial lock must be free,
+        // and this process's stays held until the child is reaped (no other
+        // test's trial beside it).
+        let held = std::cell::RefCell::new(Some(touchstone_harness::parallel::hold_across_fork()));
+        let pid = crate::support::sys::fork_helper(|| {
+            drop(held.borrow_mut().take());
             crate::support::sys::close(r);
             touchstone_harness::signals::install();
             let Ok(mut w) = RtWake::new(1_000_000, 30_000_000_000, Policy::Other, Level::Mixed)
@@ -477,6 +475,7 @@ mod tests {
         // SAFETY: signals our own child.
         unsafe { libc::kill(pid, libc::SIGINT) };
         let code = crate::support::sys::reap(pid).unwrap();
+        drop(held);
         assert_eq!(
             code, 42,
             "43: the background outlived the interrupted trial"

@@ -473,7 +473,9 @@ mod tests {
     /// leaves no process of its group and no file.
     #[test]
     fn every_level_starts_runs_and_stops_leaving_nothing() {
-        crate::testing::in_child(|| {
+        // Measuring-exclusive: the levels' spinners and fork storm would
+        // starve another test's trial running beside them.
+        crate::testing::in_child_measuring(|| {
             // As in a trial: the fork storm's orphans come to us.
             touchstone_harness::signals::become_subreaper();
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
