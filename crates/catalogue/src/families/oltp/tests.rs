@@ -49,6 +49,9 @@ fn check_mix(c: &mut dyn Conn) {
 
 #[test]
 fn each_transaction_returns_the_expected_rows_on_sqlite() {
+    // No trial forks while this thread is inside SQLite: a child forked
+    // then would inherit SQLite's locks held and wait on them for ever.
+    let _no_fork = touchstone_harness::parallel::hold_across_fork();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(SQLITE_FILE);
     create_sqlite(&path, 2).unwrap();
@@ -151,11 +154,15 @@ fn postgres_runs_the_same_mix_in_its_own_schema_and_refuses_bad_input() {
         "the check left a schema"
     );
 
-    // The mix's rows, in a schema of its own.
+    // The mix's rows, in a schema of its own (no trial forks meanwhile,
+    // as on SQLite).
+    let no_fork = touchstone_harness::parallel::hold_across_fork();
     let schema = schema_name();
     let mut admin = create_schema(&server, &schema, 2).unwrap();
     check_mix(&mut PgConn::open(&server, &schema).unwrap());
     drop_schema(&mut admin, &schema).unwrap();
+    drop(admin);
+    drop(no_fork);
     assert!(pg.touchstone_schemas().is_empty());
 
     // A trial: clients in their own processes, the schema dropped after.
