@@ -4,13 +4,12 @@
 //! a missing tool refused before anything runs; no user, shell or command
 //! process left after a sweep or after Ctrl-C, and no file.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use serde_json::Value;
 
 use crate::common::{text, Sandbox};
-use crate::workload::{run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU};
+use crate::workload::{
+    interrupt_mid_sweep, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
+};
 
 const MIX: [&str; 8] = [
     "list", "edit", "compile", "search", "sort", "count", "copy", "pipeline",
@@ -149,43 +148,14 @@ fn a_missing_tool_is_named_before_anything_runs() {
 #[test]
 fn ctrl_c_mid_sweep_leaves_no_user_shell_or_command() {
     let s = Sandbox::new();
-    let tag = unique_tag("ctrl-c-multiuser");
-    let mut child = tagged(s.cmd(), &tag)
-        .args(["run", "multiuser/load:1,3", "--quick", "--window", "2s"])
-        .args(ONE_CPU)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen += &line;
-        seen.push('\n');
-        if line.contains("load 1 on") {
-            break;
-        }
-    }
-    assert!(
-        seen.contains("load 1 on"),
-        "no point before the end: {seen}"
-    );
     // The run, three users, and at least one shell or command running.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut now = survivors(&tag);
-    while now.len() < 5 {
-        assert!(std::time::Instant::now() < deadline, "{now:?}");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        now = survivors(&tag);
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    for line in lines {
-        seen += &line.unwrap();
-        seen.push('\n');
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
-    assert_eq!(survivors(&tag), Vec::<i32>::new(), "{seen}");
+    interrupt_mid_sweep(
+        &s,
+        "ctrl-c-multiuser",
+        &["multiuser/load:1,3", "--quick", "--window", "2s"],
+        "load 1 on",
+        &|running| running.len() >= 5,
+    );
     assert_eq!(leftovers(&s), Vec::<String>::new(), "files left");
     assert_eq!(stored_run(&s)["status"], "interrupted");
 }

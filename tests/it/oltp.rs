@@ -3,16 +3,14 @@
 //! PostgreSQL server (`--postgres`); bad input refused before anything is
 //! measured; no file, schema or process left, also on Ctrl-C.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use serde_json::Value;
 use touchstone_catalogue::testing::ThrowawayPostgres;
 
 use crate::common::{text, Sandbox};
 use crate::system_workloads::leftovers;
 use crate::workload::{
-    refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU, SHORT,
+    interrupt_mid_sweep, refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
+    SHORT,
 };
 
 /// Run oltp with `extra` arguments; check the curve: two points, each with
@@ -107,56 +105,26 @@ fn oltp_against_postgres_drops_its_schema_also_on_ctrl_c() {
         &["'weakling' cannot create a schema", "GRANT CREATE"],
     );
 
-    interrupt_mid_sweep("oltp-pg-ctrl-c", &["--postgres", &url], Some(&pg));
+    interrupt_oltp("oltp-pg-ctrl-c", &["--postgres", &url], Some(&pg));
 }
 
 #[test]
 fn ctrl_c_leaves_no_sqlite_file_or_process() {
-    interrupt_mid_sweep("oltp-sqlite-ctrl-c", &[], None);
+    interrupt_oltp("oltp-sqlite-ctrl-c", &[], None);
 }
 
 /// Start a sweep of loads 1 and 2, press Ctrl-C once the second point's
 /// clients are running (and, on PostgreSQL, its schema exists), and check
 /// that no process, file or schema is left.
-fn interrupt_mid_sweep(test: &str, extra: &[&str], pg: Option<&ThrowawayPostgres>) {
+fn interrupt_oltp(test: &str, extra: &[&str], pg: Option<&ThrowawayPostgres>) {
     let s = Sandbox::new();
-    let tag = unique_tag(test);
-    let mut child = tagged(s.cmd(), &tag)
-        .args(["run", "oltp/load:1,2", "--quick", "--window", "1s"])
-        .args(extra)
-        .args(ONE_CPU)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen += &line;
-        seen.push('\n');
-        if line.contains("load 1 on") {
-            break;
-        }
-    }
-    assert!(
-        seen.contains("load 1 on"),
-        "no point before the end: {seen}"
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut args = vec!["oltp/load:1,2", "--quick", "--window", "1s"];
+    args.extend_from_slice(extra);
     let schema_made = || pg.is_none_or(|pg| !pg.touchstone_schemas().is_empty());
-    // The run and its two client processes.
-    while survivors(&tag).len() < 3 || !schema_made() {
-        assert!(std::time::Instant::now() < deadline, "{seen}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    for line in lines {
-        seen += &line.unwrap();
-        seen.push('\n');
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
-    assert_eq!(survivors(&tag), Vec::<i32>::new(), "{seen}");
+    // The run and its two client processes (and, on PostgreSQL, the schema).
+    let seen = interrupt_mid_sweep(&s, test, &args, "load 1 on", &|running| {
+        running.len() >= 3 && schema_made()
+    });
     if let Some(pg) = pg {
         assert!(
             pg.touchstone_schemas().is_empty(),

@@ -3,14 +3,12 @@
 //! sound figures, bad input refused before anything runs, and no process
 //! or file left behind, also on Ctrl-C.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use serde_json::Value;
 
 use crate::common::{text, Sandbox};
 use crate::workload::{
-    refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU, SHORT,
+    interrupt_mid_sweep, refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
+    SHORT,
 };
 
 /// What the sandbox's temporary directory holds besides the store: the
@@ -140,41 +138,11 @@ fn bad_fscache_and_chat_input_is_refused_before_anything_runs() {
 /// Start `spec` with long windows, wait for its first point and for the
 /// next point's processes (`running` of them, the run included), press
 /// Ctrl-C, and check that nothing is left.
-fn interrupt_mid_sweep(spec: &str, first: &str, running: usize) {
+fn interrupt_leaves_nothing(spec: &str, first: &str, running: usize) {
     let s = Sandbox::new();
-    let tag = unique_tag(&format!("ctrl-c-{}", &spec[..4]));
-    let mut child = tagged(s.cmd(), &tag)
-        .args(["run", spec, "--quick", "--window", "1s"])
-        .args(ONE_CPU)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen += &line;
-        seen.push('\n');
-        if line.contains(first) {
-            break;
-        }
-    }
-    assert!(seen.contains(first), "no point before the end: {seen}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut now = survivors(&tag);
-    while now.len() < running {
-        assert!(std::time::Instant::now() < deadline, "{now:?}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        now = survivors(&tag);
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    for line in lines {
-        seen += &line.unwrap();
-        seen.push('\n');
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
-    assert_eq!(survivors(&tag), Vec::<i32>::new(), "{spec}: {seen}");
+    let test = format!("ctrl-c-{}", &spec[..4]);
+    let args = [spec, "--quick", "--window", "1s"];
+    interrupt_mid_sweep(&s, &test, &args, first, &|now| now.len() >= running);
     assert_eq!(leftovers(&s), Vec::<String>::new(), "{spec}: files left");
     assert_eq!(stored_run(&s)["status"], "interrupted");
 }
@@ -183,6 +151,6 @@ fn interrupt_mid_sweep(spec: &str, first: &str, running: usize) {
 fn ctrl_c_mid_sweep_leaves_no_process_thread_or_file() {
     // fscache: the run and two reading processes; chat: the run, the
     // server and the client process (threads die with their process).
-    interrupt_mid_sweep("fscache/mode:read/set:4m/load:1,2,3", "load 1 on", 3);
-    interrupt_mid_sweep("chat/load:2,3,4", "load 2 on", 3);
+    interrupt_leaves_nothing("fscache/mode:read/set:4m/load:1,2,3", "load 1 on", 3);
+    interrupt_leaves_nothing("chat/load:2,3,4", "load 2 on", 3);
 }

@@ -49,6 +49,58 @@ pub(crate) fn survivors(tag: &str) -> Vec<i32> {
     found
 }
 
+/// Start `touchstone run ARGS --cpus 1` (tagged) in `s`, wait for the
+/// stderr line holding `first` (a point measured) and then until `ready`
+/// says so of the tagged processes (the next point's running), press
+/// Ctrl-C and collect the end. The caller checks what must be left: the
+/// tag finds the run and everything it started, so finding none means
+/// something. Returns what the run printed on stderr.
+pub(crate) fn interrupt_mid_sweep(
+    s: &Sandbox,
+    test: &str,
+    args: &[&str],
+    first: &str,
+    ready: &dyn Fn(&[i32]) -> bool,
+) -> String {
+    let tag = unique_tag(test);
+    let mut child = tagged(s.cmd(), &tag)
+        .arg("run")
+        .args(args)
+        .args(ONE_CPU)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen += &line;
+        seen.push('\n');
+        if line.contains(first) {
+            break;
+        }
+    }
+    assert!(seen.contains(first), "no point before the end: {seen}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut running = survivors(&tag);
+    while !ready(&running) {
+        assert!(std::time::Instant::now() < deadline, "{running:?}: {seen}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        running = survivors(&tag);
+    }
+    assert!(running.contains(&(child.id() as i32)), "{running:?}");
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    for line in lines {
+        seen += &line.unwrap();
+        seen.push('\n');
+    }
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{seen}");
+    assert_eq!(survivors(&tag), Vec::<i32>::new(), "{seen}");
+    seen
+}
+
 pub(crate) fn unique_tag(test: &str) -> String {
     format!("{}-{test}", std::process::id())
 }
@@ -405,48 +457,15 @@ fn a_store_error_mid_sweep_keeps_the_points_stored_before_it() {
 #[test]
 fn ctrl_c_mid_sweep_interrupts_the_run_and_leaves_no_process() {
     let s = Sandbox::new();
-    let tag = unique_tag("ctrl-c");
-    // Long windows after the first point, so the signal lands mid-trial.
-    let mut child = tagged(s.cmd(), &tag)
-        .args(["run", "tcp_rr/load:1,2,3", "--quick", "--window", "1s"])
-        .args(ONE_CPU)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen += &line;
-        seen.push('\n');
-        if line.contains("load 1 on") {
-            break;
-        }
-    }
-    assert!(
-        seen.contains("load 1 on"),
-        "no point before the end: {seen}"
+    // Long windows after the first point, so the signal lands mid-trial:
+    // into the next point's first trial, its server and clients up.
+    interrupt_mid_sweep(
+        &s,
+        "ctrl-c",
+        &["tcp_rr/load:1,2,3", "--quick", "--window", "1s"],
+        "load 1 on",
+        &|running| running.len() >= 3,
     );
-    // Into the next point's first trial: its server and clients are up.
-    // The tag finds the run and what it started, so finding none
-    // afterwards means something.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut running = survivors(&tag);
-    while running.len() < 3 {
-        assert!(std::time::Instant::now() < deadline, "{running:?}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        running = survivors(&tag);
-    }
-    assert!(running.contains(&(child.id() as i32)), "{running:?}");
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    for line in lines {
-        seen += &line.unwrap();
-        seen.push('\n');
-    }
-    let code = child.wait().unwrap().code();
-    assert_eq!(code, Some(130), "{seen}");
-    assert_eq!(survivors(&tag), Vec::<i32>::new(), "{seen}");
     let run = stored_run(&s);
     assert_eq!(run["status"], "interrupted");
     let reason = run["reason"].as_str().unwrap();

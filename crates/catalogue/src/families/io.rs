@@ -253,18 +253,10 @@ fn device_bytes(dev: &std::path::Path) -> Result<u64, String> {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let bs = p.num("bs");
-    let size = p.num("size");
+    let (bs, size) = io::block_and_size(p)?;
     let depth = p.num("depth") as usize;
     let mode = SyncMode::parse(p.text("mode"));
     let write = p.text("op") == "write";
-    if size < bs {
-        return Err(format!(
-            "size:{} is smaller than one block of bs:{}",
-            p.text("size"),
-            p.text("bs")
-        ));
-    }
     let pattern = pattern_of(p)?;
     if depth > 1 {
         if let Some(why) = io::io_uring_refused() {

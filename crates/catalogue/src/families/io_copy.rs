@@ -115,23 +115,9 @@ impl touchstone_harness::Benchmark for IoCopy {
 }
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
-    let bs = p.num("bs");
-    let size = p.num("size");
+    let (bs, size) = io::block_and_size(p)?;
     let mode = SyncMode::parse(p.text("mode"));
-    if size < bs {
-        return Err(format!(
-            "size:{} is smaller than one block of bs:{}",
-            p.text("size"),
-            p.text("bs")
-        ));
-    }
-    let target = io::target();
-    if let Some(dev) = &target.device {
-        return Err(format!(
-            "io_copy copies files, not devices: measure {} with io, or give --dir",
-            dev.display()
-        ));
-    }
+    let target = io::file_target("io_copy", "copies files, not devices")?;
     let dir = target.dir.clone();
     let probe = dir.clone().unwrap_or_else(io::scratch_parent);
     if mode == SyncMode::Direct {

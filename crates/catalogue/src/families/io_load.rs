@@ -180,23 +180,9 @@ impl Client for Mover<'_> {
 }
 
 fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
-    let bs = p.num("bs");
-    let size = p.num("size");
+    let (bs, size) = io::block_and_size(p)?;
     let sync = SyncMode::parse(p.text("mode"));
-    if size < bs {
-        return Err(format!(
-            "size:{} is smaller than one block of bs:{}",
-            p.text("size"),
-            p.text("bs")
-        ));
-    }
-    let target = io::target();
-    if let Some(dev) = &target.device {
-        return Err(format!(
-            "io_load works on files: measure {} with io, or give --dir",
-            dev.display()
-        ));
-    }
+    let target = io::file_target("io_load", "works on files")?;
     let probe = target.dir.clone().unwrap_or_else(io::scratch_parent);
     if sync == SyncMode::Direct {
         let align = io::direct_alignment(&probe) as u64;

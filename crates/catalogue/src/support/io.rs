@@ -117,6 +117,33 @@ pub fn configure(
 }
 
 /// The target recorded by `configure` (default: scratch, no dropping).
+/// A point's block size and file size (`bs`, `size`), refused when the
+/// file is smaller than one block.
+pub fn block_and_size(p: &crate::params::Point) -> Result<(u64, u64), String> {
+    let (bs, size) = (p.num("bs"), p.num("size"));
+    if size < bs {
+        return Err(format!(
+            "size:{} is smaller than one block of bs:{}",
+            p.text("size"),
+            p.text("bs")
+        ));
+    }
+    Ok((bs, size))
+}
+
+/// The run's target for a family that works on files (`io_copy`,
+/// `io_load`): a device named with `--device` is refused, naming `io`.
+pub fn file_target(family: &str, works_on: &str) -> Result<Target, String> {
+    let target = target();
+    match &target.device {
+        Some(dev) => Err(format!(
+            "{family} {works_on}: measure {} with io, or give --dir",
+            dev.display()
+        )),
+        None => Ok(target),
+    }
+}
+
 pub fn target() -> Target {
     TARGET
         .lock()
