@@ -273,7 +273,10 @@ impl std::fmt::Display for NoKnee {
 /// B. Raghavan, "Finding a 'Kneedle' in a Haystack: Detecting Knee Points in
 /// System Behavior", ICDCS workshops 2011), applied to the rising part: the
 /// points from the lowest load up to and including the point of highest mean
-/// throughput.
+/// throughput — or, when fewer than three points lead there and that peak
+/// is a plateau, up to the plateau's last point: a curve that rises to the
+/// CPU count and then stays flat (a machine saturated at once) bends over
+/// at the plateau's start, and its flat points are what show it.
 ///
 /// The steps follow the paper's offline algorithm, without its optional
 /// smoothing (a load ladder has a handful of points, each already a mean of
@@ -292,10 +295,22 @@ impl std::fmt::Display for NoKnee {
 pub fn knee(points: &[CurvePoint], sensitivity: f64) -> Result<Result<Knee, NoKnee>, CurveError> {
     let order = sorted_by_load(points)?;
     let top = peak(points)?;
-    let rising: Vec<usize> = order
-        .into_iter()
+    let mut rising: Vec<usize> = order
+        .iter()
+        .copied()
         .take_while(|&i| points[i].load <= top.load_at_max)
         .collect();
+    if rising.len() < 3 && top.is_plateau() && rising.len() > 1 {
+        let end = top
+            .plateau
+            .iter()
+            .map(|&i| points[i].load)
+            .fold(f64::NEG_INFINITY, f64::max);
+        rising = order
+            .into_iter()
+            .take_while(|&i| points[i].load <= end)
+            .collect();
+    }
     let xs: Vec<f64> = rising.iter().map(|&i| points[i].load).collect();
     let ys: Vec<f64> = rising.iter().map(|&i| points[i].throughput).collect();
     Ok(
@@ -664,6 +679,31 @@ mod tests {
         let early_peak = vec![pt(1.0, 10.0, 1.0), pt(2.0, 20.0, 1.0), pt(4.0, 5.0, 1.0)];
         assert_eq!(
             knee(&early_peak, 1.0).unwrap(),
+            Err(NoKnee::TooFewPoints { rising: 2 })
+        );
+    }
+
+    #[test]
+    fn a_rise_that_flattens_at_once_has_its_knee_at_the_plateaus_start() {
+        // multiuser on a quiet 2-CPU machine (2026-11-23): saturated at 2
+        // users, flat within its intervals to 16.
+        let pts = vec![
+            pt(1.0, 143.5, 2.2),
+            pt(2.0, 266.0, 9.4),
+            pt(4.0, 263.6, 13.1),
+            pt(8.0, 263.2, 5.5),
+            pt(16.0, 257.8, 6.6),
+        ];
+        let k = knee(&pts, 1.0).unwrap().unwrap();
+        assert_eq!(k.load, 2.0);
+        // Without the plateau (a real fall after 2) there is still no knee.
+        let fall = vec![
+            pt(1.0, 143.5, 2.2),
+            pt(2.0, 266.0, 9.4),
+            pt(4.0, 150.0, 5.0),
+        ];
+        assert_eq!(
+            knee(&fall, 1.0).unwrap(),
             Err(NoKnee::TooFewPoints { rising: 2 })
         );
     }
