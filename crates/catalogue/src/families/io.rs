@@ -560,8 +560,9 @@ mod tests {
     #[test]
     fn nothing_is_left_in_the_directory() {
         let _t = io::test_target();
-        let dir = tempfile_dir();
-        io::configure(Some(dir.clone()), None, None, false).unwrap();
+        // Removed with whatever is in it when the test ends, passed or not.
+        let dir = tempfile::tempdir().unwrap();
+        io::configure(Some(dir.path().to_path_buf()), None, None, false).unwrap();
         let r = measure_spec(
             "io/write/pattern:seq/bs:64k/size:256k",
             &tiny_plan(1),
@@ -569,14 +570,7 @@ mod tests {
         );
         io::configure(None, None, None, false).unwrap();
         r.unwrap();
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-        std::fs::remove_dir(&dir).unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
-    }
-
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("touchstone-io-test-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
     }
 }
