@@ -64,28 +64,18 @@ pub const PLACEMENT: Param = Param {
     positional: false,
 };
 
+/// rt_wake's interval and its bounds, between the sender's wake-ups.
 pub const INTERVAL: Param = Param {
-    name: "interval",
     help: "time between the sender's wake-ups",
-    kind: Kind::Duration {
-        min_ns: 50_000,
-        max_ns: 100_000_000,
-    },
-    default: &["1ms"],
-    quick: &[],
-    positional: false,
+    ..rt_wake::INTERVAL
 };
 
+/// rt_wake's duration, shorter by default: every way of waking, placement
+/// and level is a point of its own.
 pub const DURATION: Param = Param {
-    name: "duration",
-    help: "measured time per point, at least 100 intervals (split over the trials)",
-    kind: Kind::Duration {
-        min_ns: 1_000_000,
-        max_ns: 3_600_000_000_000,
-    },
     default: &["3s"],
     quick: &["1s"],
-    positional: false,
+    ..rt_wake::DURATION
 };
 
 /// The background levels measured by default: none, one kind (a spinner
