@@ -11,7 +11,8 @@
 //! trial's scratch directory, WAL journal with `synchronous=NORMAL`, as
 //! applications that share one file between processes run it), or, with
 //! `--postgres URL` (`engine:postgres`), an existing PostgreSQL server the
-//! user names: each trial creates its own schema there
+//! user names, the clients connecting through libpq (`libpq.rs` says why):
+//! each trial creates its own schema there
 //! (`touchstone_<pid>_<random>`), makes the tables in it and drops it when
 //! the trial ends, also after a failure or Ctrl-C; nothing else on the
 //! server is touched. The mix is defined once (`STATEMENTS`, `run`) and
@@ -21,13 +22,20 @@
 //! client's side — BEGIN to COMMIT where it has several statements —
 //! including the database's work and, for PostgreSQL, the round trips.
 //! CPU time per transaction type (seed 004 reports mean elapsed and CPU
-//! time per transaction): the client thread's CPU clock read around each
+//! time per transaction): the client thread's CPU clock read around a
 //! transaction (SQLite runs in that thread, so this is all of it); for
 //! PostgreSQL that plus the server backend's CPU time from its
 //! `/proc/PID/schedstat`, where the server runs on this machine and its
 //! processes can be read — otherwise no CPU figure per type is given
-//! rather than the client's share alone. A database driver allocates as it
-//! works; that cost is part of any client's transaction, as in pgbench's.
+//! rather than the client's share alone. Those four reads cost a few µs, a
+//! fifth of the client's own work per transaction, and on a saturated
+//! machine every µs the client spends is taken from the server; so they are
+//! made around one transaction in `CPU_SAMPLE_EVERY` of each type (every
+//! type's first and each sixteenth after it: types are drawn at random, so
+//! the sample is as random as the mix, and every type that ran sixteen
+//! times in a window has its figure). A database driver
+//! allocates as it works; that cost is part of any client's transaction,
+//! as in pgbench's.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -78,6 +86,8 @@ pub const JOIN_ROWS: i64 = 10;
 pub const AGGREGATE_ROWS: i64 = 1000;
 /// The most clients (one connection and process each).
 pub const MAX_LOAD: u32 = 256;
+/// CPU time is read around one transaction in this many (see above).
+pub const CPU_SAMPLE_EVERY: u64 = 16;
 /// The SQLite file under the trial's scratch directory.
 pub const SQLITE_FILE: &str = "oltp.sqlite";
 /// How long a client waits for another's write lock before failing.
@@ -126,6 +136,7 @@ pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
                 .clone()
                 .ok_or("engine:postgres needs the server: give --postgres URL")?;
             let server = Server::parse(&url)?;
+            libpq::load()?;
             server.check()?;
             Engine::Postgres(Box::new(server))
         }
@@ -144,6 +155,8 @@ pub enum Engine {
 #[derive(Clone)]
 pub struct Server {
     config: postgres::Config,
+    /// The URL as given: the timed clients' libpq connects with it.
+    url: String,
     /// "user@host:port/database", never the password: for messages.
     shown: String,
 }
@@ -178,6 +191,7 @@ impl Server {
         Ok(Server {
             shown: format!("{user}@{host}:{port}/{db}"),
             config,
+            url: url.to_string(),
         })
     }
 
@@ -563,31 +577,23 @@ impl Conn for SqliteConn {
 
 /// A connection to PostgreSQL, in the trial's schema, with the mix's
 /// statements prepared.
-pub struct PgConn {
-    client: postgres::Client,
-    statements: Vec<postgres::Statement>,
-}
+/// A timed client's connection: libpq (`libpq.rs`), statements prepared.
+pub struct PgConn(libpq::Connection);
 
 impl PgConn {
     pub fn open(server: &Server, schema: &str) -> Result<PgConn, String> {
-        let mut client = server.connect()?;
-        client
-            .batch_execute(&format!("SET search_path TO {schema}"))
-            .map_err(|e| pg_text(&e))?;
-        let statements = (0..STATEMENTS.len())
-            .map(|st| client.prepare(&Dialect::Postgres.statement(st)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("PostgreSQL at {}: {}", server.shown, pg_text(&e)))?;
-        Ok(PgConn { client, statements })
+        let mut c = libpq::Connection::connect(&server.url)
+            .map_err(|e| format!("cannot connect to PostgreSQL at {}: {e}", server.shown))?;
+        c.exec(&format!("SET search_path TO {schema}"))?;
+        for st in 0..STATEMENTS.len() {
+            c.prepare(st, &Dialect::Postgres.statement(st))
+                .map_err(|e| format!("PostgreSQL at {}: {e}", server.shown))?;
+        }
+        Ok(PgConn(c))
     }
 
-    /// The server process serving this connection.
-    pub fn backend_pid(&mut self) -> Result<i32, String> {
-        let r = self
-            .client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .map_err(|e| pg_text(&e))?;
-        Ok(r.get(0))
+    pub fn backend_pid(&self) -> i32 {
+        self.0.backend_pid()
     }
 }
 
@@ -601,37 +607,13 @@ impl Conn for PgConn {
         args: &[i64],
         each: &mut dyn FnMut(&Row),
     ) -> Result<u64, String> {
-        let p: Vec<&(dyn postgres::types::ToSql + Sync)> = args
-            .iter()
-            .map(|a| a as &(dyn postgres::types::ToSql + Sync))
-            .collect();
-        let rows = self
-            .client
-            .query(&self.statements[st], &p)
-            .map_err(|e| pg_text(&e))?;
-        for r in &rows {
-            let mut row: Row = [0; 4];
-            for (k, v) in row.iter_mut().enumerate().take(COLUMNS[st]) {
-                *v = r
-                    .try_get::<_, Option<i64>>(k)
-                    .map_err(|e| pg_text(&e))?
-                    .unwrap_or(0);
-            }
-            each(&row);
-        }
-        Ok(rows.len() as u64)
+        self.0.run(st, args, COLUMNS[st], each)
     }
     fn execute(&mut self, st: usize, args: &[i64]) -> Result<u64, String> {
-        let p: Vec<&(dyn postgres::types::ToSql + Sync)> = args
-            .iter()
-            .map(|a| a as &(dyn postgres::types::ToSql + Sync))
-            .collect();
-        self.client
-            .execute(&self.statements[st], &p)
-            .map_err(|e| pg_text(&e))
+        self.0.run(st, args, 0, &mut |_| {})
     }
     fn batch(&mut self, sql: &str) -> Result<(), String> {
-        self.client.batch_execute(sql).map_err(|e| pg_text(&e))
+        self.0.exec(sql)
     }
 }
 
@@ -797,8 +779,8 @@ impl Workload for Oltp {
         let (conn, backend): (Box<dyn Conn>, Option<Schedstat>) = match (&self.engine, &self.made) {
             (Engine::Sqlite, Some(Made::Sqlite(path))) => (Box::new(SqliteConn::open(path)?), None),
             (Engine::Postgres(server), Some(Made::Postgres { schema, .. })) => {
-                let mut c = PgConn::open(server, schema)?;
-                let pid = c.backend_pid()?;
+                let c = PgConn::open(server, schema)?;
+                let pid = c.backend_pid();
                 (Box::new(c), Schedstat::open(pid))
             }
             _ => {
@@ -814,6 +796,7 @@ impl Workload for Oltp {
             rng: Rng::new(ctx.seed),
             accounts: self.accounts(),
             cpu: None,
+            done: [0; OP_TYPES.len()],
         }))
     }
 }
@@ -827,6 +810,8 @@ struct OltpClient {
     rng: Rng,
     accounts: i64,
     cpu: Option<u64>,
+    /// Transactions run of each type, to pick the ones whose CPU time is read.
+    done: [u64; OP_TYPES.len()],
 }
 
 impl Client for OltpClient {
@@ -834,6 +819,14 @@ impl Client for OltpClient {
     fn op(&mut self) -> Fallible<usize> {
         let ty = self.rng.below(OP_TYPES.len());
         let args = Args::draw(ty, &mut self.rng, self.accounts);
+        let sampled = self.done[ty].is_multiple_of(CPU_SAMPLE_EVERY);
+        self.done[ty] += 1;
+        if !sampled {
+            self.cpu = None;
+            run(&mut *self.conn, ty, &args)
+                .map_err(|e| BenchError(format!("{}: {e}", OP_TYPES[ty])))?;
+            return Ok(ty);
+        }
         let (c0, s0) = (thread_cpu_ns(), self.backend.as_mut().and_then(|b| b.ns()));
         run(&mut *self.conn, ty, &args)
             .map_err(|e| BenchError(format!("{}: {e}", OP_TYPES[ty])))?;
@@ -901,6 +894,8 @@ pub const FAMILY: Family = Family {
     params: PARAMS,
     ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
 };
+
+mod libpq;
 
 #[cfg(test)]
 mod tests;
