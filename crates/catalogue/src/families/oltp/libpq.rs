@@ -82,6 +82,13 @@ fn api() -> Result<&'static Api, String> {
 // The field a pointer is transmuted into names its type.
 #[allow(clippy::missing_transmute_annotations)]
 fn open() -> Result<Api, String> {
+    // A static glibc would load libpq next to a second, dynamic C library.
+    if cfg!(target_feature = "crt-static") {
+        return Err(format!(
+            "--postgres: this touchstone is statically linked and cannot load {SONAME}; \
+             use the ordinary (dynamically linked) build"
+        ));
+    }
     let name = CString::new(SONAME).expect("no NUL in the soname");
     // SAFETY: dlopen with a valid C string; the handle is never closed, so
     // the function pointers below stay valid for the process's life.
