@@ -1,7 +1,8 @@
 //! `touchstone fleet report` end to end on synthetic runs imported into a
 //! private store: one host of five slowed by 30 % is flagged (terminal and
 //! HTML), a normal spread flags nobody, two hosts of one hardware are too
-//! few to judge, and each host counts once (its newest run).
+//! few to judge, and each host counts once (its newest run); network pair
+//! runs become the matrix of client and server hosts.
 
 #[path = "../support/synth.rs"]
 #[allow(dead_code)]
@@ -105,4 +106,66 @@ fn a_normal_spread_flags_nobody_and_two_hosts_are_too_few() {
         out.contains("too few hosts of this hardware to judge"),
         "{out}"
     );
+}
+
+/// Network pair runs (`fleet run --pairs`: measurements against
+/// `remote:ADDR`, newer than the suites) become the matrix of the network
+/// between hosts, on the terminal and in HTML, and never stand for their
+/// client host in the side by side.
+#[test]
+fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
+    let sandbox = Sandbox::new();
+    let mut rng = Rng::new(3);
+    let mut runs: Vec<Run> = SPREAD[..3]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| host(&mut rng, &format!("r{i}"), &format!("node{i}"), s, 1.0))
+        .collect();
+    let addr = "10.0.0.10:7717";
+    for (i, client) in ["node1", "node2"].into_iter().enumerate() {
+        let mut r = run(&format!("pair{i}"), client, None, 1);
+        let mut m = measurement(
+            &format!("lat_tcp/size:1/remote:{addr}"),
+            "comm",
+            Unit::Ns,
+            1,
+            noisy(&mut rng, 40_000.0 * (i + 1) as f64, 0.0),
+        );
+        m.extra.insert("cpu_pct_client".into(), 20.0);
+        m.extra.insert("cpu_pct_server".into(), 30.0);
+        r.measurements = vec![m];
+        r.host
+            .extra
+            .insert(format!("remote:{addr}"), "node0".into());
+        runs.push(r);
+    }
+    stored(&sandbox, &runs);
+    let html = sandbox.path("fleet.html");
+    let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Fleet: 3 host(s)"), "{out}");
+    assert!(
+        out.contains("no host stands apart (2 benchmark(s) judged)"),
+        "{out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "lat_tcp/size:1")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(lines[at + 1].trim_end().ends_with("node0"), "{out}");
+    assert!(
+        lines[at + 2].trim_start().starts_with("node1") && lines[at + 2].contains("40.00 µs"),
+        "{out}"
+    );
+    assert!(
+        lines[at + 3].trim_start().starts_with("node2")
+            && lines[at + 3].contains("80.00 µs")
+            && lines[at + 3].contains("CPU 20/30 %"),
+        "{out}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(r#"<section id="pairs">"#), "{page}");
+    assert!(page.contains("<th>node0</th>"));
 }

@@ -501,11 +501,76 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
                     .any(|c| c["workload"] == "tcp_rr" && c["params"]["remote"] == want.as_str()),
                 "tcp_rr against {want} missing: {curves:?}"
             );
+            // CPU at both ends, the server's from serve itself: present,
+            // not negative, and above zero where serve sent the data.
+            for m in r["measurements"].as_array().unwrap() {
+                let name = m["name"].as_str().unwrap();
+                let ends: &[&str] = if name.starts_with("bw_tcp") {
+                    &[
+                        "cpu_s_per_mb_receiver",
+                        "cpu_s_per_mb_sender",
+                        "cpu_pct_sender",
+                    ]
+                } else {
+                    &[
+                        "cpu_us_per_op_client",
+                        "cpu_us_per_op_server",
+                        "cpu_pct_server",
+                    ]
+                };
+                for k in ends {
+                    let v = m["extra"][k].as_f64();
+                    assert!(v.is_some_and(|v| v >= 0.0), "{name}: {k} = {v:?}");
+                }
+                if name.starts_with("bw_tcp") {
+                    let v = m["extra"]["cpu_s_per_mb_sender"].as_f64().unwrap();
+                    assert!(v > 0.0, "{name}: serve's CPU per MB {v}");
+                    eprintln!(
+                        "{name}: {} MB/s, CPU client {:.0} % server {:.0} % (functional only)",
+                        m["summary"]["median"],
+                        m["extra"]["cpu_pct_receiver"].as_f64().unwrap(),
+                        m["extra"]["cpu_pct_sender"].as_f64().unwrap()
+                    );
+                }
+            }
+            let rr = curves.iter().find(|c| c["workload"] == "tcp_rr").unwrap();
+            let served = rr["points"][0]["service_demand"]["server_ns_per_op"].as_f64();
+            assert!(
+                served.is_some_and(|ns| ns > 0.0),
+                "tcp_rr: serve's CPU {served:?}"
+            );
+            // Who served the pair, as serve announced it.
+            let by = host["extra"][format!("remote:{want}")]
+                .as_str()
+                .unwrap_or("");
+            assert!(by.starts_with("node-1#"), "{host}");
         } else {
             identities.insert((name, id));
         }
     }
     assert_eq!(pair_runs, 1);
+    // The report: the side by side keeps each host's own run (the pair run
+    // of node-2 is newer, but it is the pair's), and the matrix of the
+    // network puts the pair at node-2's row and node-1's column.
+    let o = s.run(&["fleet", "report"]);
+    let report = text(&o);
+    assert!(o.status.success(), "{report}");
+    eprintln!("{report}");
+    assert!(report.contains("Fleet: 3 host(s)"), "{report}");
+    assert!(report.contains("Network between hosts"), "{report}");
+    let lines: Vec<&str> = report.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("lat_tcp/"))
+        .unwrap_or_else(|| panic!("no lat_tcp matrix: {report}"));
+    assert!(
+        lines[at + 1].contains("client \\ server") && lines[at + 1].contains("node-1 ("),
+        "{report}"
+    );
+    assert!(
+        lines[at + 2].trim_start().starts_with("node-2 (") && lines[at + 2].contains(" µs"),
+        "{report}"
+    );
     let names: Vec<&str> = identities.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,

@@ -9,6 +9,7 @@ pub mod curve;
 pub mod curve_analysis;
 pub mod index;
 pub mod outliers;
+pub mod pairs;
 pub mod predict;
 pub mod table;
 pub mod usl;

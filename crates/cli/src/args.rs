@@ -449,7 +449,9 @@ pub struct FleetRunArgs {
     #[arg(long)]
     pub all_pairs: bool,
     /// The network benchmarks run on each pair (each gets `/remote:ADDR:PORT`;
-    /// `tcp_rr/load:1,4` adds a request/response sweep).
+    /// `tcp_rr/load:1,4` adds a request/response sweep). Each figure comes
+    /// with both ends' CPU (the server's from serve); `fleet report` shows
+    /// the pairs as matrices of client and server hosts.
     #[arg(
         long,
         value_delimiter = ',',

@@ -138,7 +138,7 @@ fn run_pair(
             a => format!("{a}:{}", plan.serve_port),
         };
         obs.step(&name, &format!("starting serve on {addr}"));
-        let _server = remote::Server::start(ssh, &ps, &addr, deadline)?;
+        let server_end = remote::Server::start(ssh, &ps, &addr, deadline)?;
         let mut args: Vec<String> = plan
             .net_specs
             .iter()
@@ -146,8 +146,16 @@ fn run_pair(
             .collect();
         args.extend(plan.net_args.iter().cloned());
         obs.step(&name, "running the network benchmarks");
-        remote::run_suite(ssh, &pc, &args, deadline)
-        // `_server` drops here: serve's stdin closes and it stops.
+        let mut doc = remote::run_suite(ssh, &pc, &args, deadline)?;
+        // Who served ADDR, for the report's matrix of hosts (the client's
+        // run records it; the address alone may be any host's later).
+        if let Some(id) = &server_end.identity {
+            for run in &mut doc.runs {
+                run.host.extra.insert(format!("remote:{addr}"), id.clone());
+            }
+        }
+        Ok(doc)
+        // `server_end` drops here: serve's stdin closes and it stops.
     })();
     Outcome {
         name,

@@ -218,6 +218,17 @@ pub fn finish(ssh: &Ssh, p: &Prepared) {
 pub struct Server {
     child: Option<std::process::Child>,
     stdin: Option<std::process::ChildStdin>,
+    /// The serving host's identity (`Host::identity`) as serve announced it.
+    pub identity: Option<String>,
+}
+
+/// The identity at the end of serve's line "listening on ADDR (TCP and
+/// UDP) as IDENTITY".
+fn announced_identity(line: &str) -> Option<String> {
+    line.trim_end()
+        .rsplit_once(" as ")
+        .map(|(_, id)| id.to_string())
+        .filter(|id| !id.is_empty() && !id.contains(char::is_whitespace))
 }
 
 /// How long a served host waits without a client before it stops by itself.
@@ -255,6 +266,7 @@ impl Server {
             return Ok(Server {
                 child: Some(child),
                 stdin,
+                identity: announced_identity(&line),
             });
         }
         drop(stdin);
@@ -314,6 +326,19 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&ok.stdout), "hi\n");
+    }
+
+    #[test]
+    fn serve_announces_its_host() {
+        assert_eq!(
+            announced_identity("listening on 10.0.0.1:7717 (TCP and UDP) as node-1#0123\n")
+                .as_deref(),
+            Some("node-1#0123")
+        );
+        assert_eq!(
+            announced_identity("listening on 10.0.0.1:7717 (TCP and UDP)\n"),
+            None
+        );
     }
 
     #[test]

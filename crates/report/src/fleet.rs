@@ -1,11 +1,14 @@
 //! The fleet's verdict (`touchstone_analysis::outliers`) as text and as a
 //! section of the HTML page: the hosts grouped by hardware, the rule and
 //! its threshold stated, each flagged host with the benchmarks on which it
-//! stands apart, and the groups too small to judge said to be so.
+//! stands apart, and the groups too small to judge said to be so; and
+//! the network between hosts as matrices (`touchstone_analysis::pairs`),
+//! rows the client hosts, columns the server hosts.
 
 use std::fmt::Write;
 
 use touchstone_analysis::outliers::{Group, RULE};
+use touchstone_analysis::pairs::{Cell, PairMatrix};
 use touchstone_analysis::table::Matrix;
 use touchstone_results::units::format_value;
 
@@ -122,6 +125,110 @@ pub fn section(out: &mut String, groups: &[Group]) {
     out.push_str("</section>");
 }
 
+/// What the pair matrices say about themselves.
+pub const PAIRS_NOTE: &str = "rows: the client host (where the benchmark ran), columns: the \
+server host (`touchstone serve`); each cell the newest run's median, with the CPU each end used \
+(client / server, % of one CPU, the server's as serve itself reported it); figures between \
+namespaces or containers of one machine are functional only, never a network's performance";
+
+/// A cell as text: the figure, then the CPU of both ends where known.
+fn cell_text(unit: touchstone_results::Unit, c: &Cell) -> String {
+    let pct = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}"));
+    let cpu = match c.cpu_pct {
+        (None, None) => String::new(),
+        (a, b) => format!(" · CPU {}/{} %", pct(a), pct(b)),
+    };
+    format!("{}{cpu}", format_value(unit, c.value))
+}
+
+/// The matrices as terminal text (plain; the CLI sanitises and prints it).
+pub fn pairs_text(ms: &[PairMatrix]) -> String {
+    let mut out = String::new();
+    if ms.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "Network between hosts: {PAIRS_NOTE}.\n");
+    for m in ms {
+        let _ = writeln!(out, "{}", m.case);
+        let mut rows: Vec<Vec<String>> = vec![std::iter::once("client \\ server".to_string())
+            .chain(m.servers.iter().cloned())
+            .collect()];
+        for (r, client) in m.clients.iter().enumerate() {
+            let mut row = vec![client.clone()];
+            for c in 0..m.servers.len() {
+                row.push(
+                    m.cells
+                        .get(&(r, c))
+                        .map_or("—".to_string(), |cell| cell_text(m.unit, cell)),
+                );
+            }
+            rows.push(row);
+        }
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        for row in &rows {
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (t, &w))| {
+                    let pad = " ".repeat(w - t.chars().count());
+                    if i == 0 {
+                        format!("{t}{pad}")
+                    } else {
+                        format!("{pad}{t}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "  {}", line.join("   ").trim_end());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The matrices as an HTML section (`id="pairs"`); nothing without pairs.
+pub fn pairs_section(out: &mut String, ms: &[PairMatrix]) {
+    if ms.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        r#"<section id="pairs"><h2>Network between hosts</h2><p class="note">{}.</p>"#,
+        escape(PAIRS_NOTE)
+    );
+    for m in ms {
+        let _ = write!(
+            out,
+            r#"<h3>{}</h3><div class="scroll"><table class="pairs"><thead><tr><th>client \ server</th>"#,
+            escape(&m.case)
+        );
+        for s in &m.servers {
+            let _ = write!(out, "<th>{}</th>", escape(s));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for (r, client) in m.clients.iter().enumerate() {
+            let _ = write!(out, "<tr><th>{}</th>", escape(client));
+            for c in 0..m.servers.len() {
+                match m.cells.get(&(r, c)) {
+                    Some(cell) => {
+                        let _ = write!(
+                            out,
+                            r#"<td class="num">{}</td>"#,
+                            escape(&cell_text(m.unit, cell))
+                        );
+                    }
+                    None => out.push_str(r#"<td class="num muted">—</td>"#),
+                }
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table></div>");
+    }
+    out.push_str("</section>");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +273,74 @@ mod tests {
         assert!(html.contains(r#"<section id="fleet">"#));
         assert!(html.contains(r#"<td class="slower">n4</td>"#), "{html}");
         assert!(html.contains(TOO_FEW));
+    }
+
+    /// A synthetic store's pair runs: the matrix puts each figure at its
+    /// client's row and server's column, on the terminal and in HTML.
+    #[test]
+    fn pair_matrices_show_each_figure_at_its_client_and_server() {
+        let a = "10.0.0.1:7717";
+        let mut lat = measurement(
+            &format!("lat_tcp/size:1/remote:{a}"),
+            "comm",
+            Unit::Ns,
+            1,
+            30_000.0,
+        );
+        lat.extra.insert("cpu_pct_client".into(), 15.0);
+        lat.extra.insert("cpu_pct_server".into(), 14.0);
+        let bw = measurement(
+            &format!("bw_tcp/size:64k/remote:{a}"),
+            "comm_bw",
+            Unit::MBps,
+            1,
+            950.0,
+        );
+        let mut n2 = run_with("r2", "node-2", vec![lat, bw]);
+        n2.host
+            .extra
+            .insert(touchstone_analysis::pairs::peer_key(a), "node-1".into());
+        let n3 = run_with(
+            "r3",
+            "node-3",
+            vec![measurement(
+                &format!("lat_tcp/size:1/remote:{a}"),
+                "comm",
+                Unit::Ns,
+                1,
+                45_000.0,
+            )],
+        );
+        let ms = touchstone_analysis::pairs::build(&[n2, n3]);
+        let t = pairs_text(&ms);
+        assert!(t.contains("Network between hosts"), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines.iter().position(|l| *l == "lat_tcp/size:1").unwrap();
+        assert!(
+            lines[at + 1].contains("client \\ server") && lines[at + 1].ends_with("node-1"),
+            "{t}"
+        );
+        assert!(
+            lines[at + 2].starts_with("  node-2")
+                && lines[at + 2].contains("30.00 µs · CPU 15/14 %"),
+            "{t}"
+        );
+        assert!(
+            lines[at + 3].starts_with("  node-3") && lines[at + 3].contains("45.00 µs"),
+            "{t}"
+        );
+        let bw_at = lines.iter().position(|l| *l == "bw_tcp/size:64k").unwrap();
+        assert!(
+            lines[bw_at + 2].contains("950") && !lines[bw_at + 2].contains("CPU"),
+            "{t}"
+        );
+        let mut html = String::new();
+        pairs_section(&mut html, &ms);
+        assert!(html.contains(r#"<section id="pairs">"#), "{html}");
+        assert!(
+            html.contains("<tr><th>node-3</th><td class=\"num\">45.00 µs</td></tr>"),
+            "{html}"
+        );
+        assert!(pairs_text(&[]).is_empty());
     }
 }

@@ -396,6 +396,11 @@ fn measurement(at: &str, m: &mut Measurement) -> Checked {
     for (k, &v) in &m.extra {
         name(&format!("{at}.extra (a key)"), k)?;
         finite(&format!("{at}.extra (a value)"), v)?;
+        // CPU time and utilisation (`cpu_s_per_mb_…`, `cpu_us_per_op_…`,
+        // `cpu_pct_…`) cannot be below zero.
+        if k.starts_with("cpu_") {
+            non_negative(&format!("{at}.extra.{k}"), v)?;
+        }
     }
     Ok(())
 }
@@ -918,6 +923,19 @@ mod tests {
         // At the limit: accepted.
         let mut v = doc();
         v["runs"][0]["label"] = json!("é".repeat(MAX_LABEL_BYTES / 2));
+        json::parse(&v.to_string()).unwrap();
+    }
+
+    #[test]
+    fn cpu_figures_among_the_extras_cannot_be_negative() {
+        let e = refused(|v| m0(v)["extra"] = json!({"cpu_pct_server": -1.0}));
+        assert!(
+            e.contains("measurements[0].extra.cpu_pct_server: -1 is negative"),
+            "{e}"
+        );
+        // Other derived figures may be (a difference, a slope).
+        let mut v = doc();
+        m0(&mut v)["extra"] = json!({"cpu_us_per_op_server": 2.5, "slope": -1.0});
         json::parse(&v.to_string()).unwrap();
     }
 

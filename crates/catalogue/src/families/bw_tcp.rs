@@ -7,6 +7,9 @@
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
 //! With `remote:HOST:PORT` the other end is `touchstone serve` on another
 //! host instead of a local helper (`support::remote`); the name then carries it.
+//! serve sends, this host receives: `cpu_s_per_mb_sender` is serve's CPU
+//! (from serve itself), `cpu_s_per_mb_receiver` this host's, and
+//! `cpu_pct_sender` / `cpu_pct_receiver` each end's % of one CPU.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;

@@ -5,7 +5,10 @@
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
 //! With `remote:HOST:PORT` the other end is `touchstone serve` on another
-//! host instead of a local helper (`support::remote`); the name then carries it.
+//! host instead of a local helper (`support::remote`); the name then carries it,
+//! and the CPU both ends spent is reported beside the latency:
+//! `cpu_us_per_op_client` / `_server` (CPU µs per exchange) and
+//! `cpu_pct_client` / `_server` (% of one CPU), serve's from serve itself.
 
 use crate::family::{Built, Family, Mode};
 use crate::params::Point;

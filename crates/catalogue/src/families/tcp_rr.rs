@@ -26,7 +26,9 @@
 //!
 //! With `remote:HOST:PORT` the server is `touchstone serve` on another host
 //! (its echo: one thread per connection there; `server` and placement of
-//! the server do not apply), and only the clients run here.
+//! the server do not apply), and only the clients run here; the server's
+//! CPU per transaction is then serve's own account, read over a
+//! connection of its own at the window's edges.
 //!
 //! Timed (by the engine, per transaction): the client's write of the
 //! request and its blocking read of the whole response; the server's
@@ -149,6 +151,8 @@ pub struct TcpRr {
     pub placement: Placement,
     /// HOST:PORT of a `touchstone serve` to use instead of a local server.
     pub remote: Option<String>,
+    /// serve's CPU account during a remote trial.
+    serve_cpu: Option<remote::ServeCpu>,
     listener: RawFd,
     port: u16,
 }
@@ -161,6 +165,7 @@ impl TcpRr {
             client: ClientMode::Epoll,
             placement,
             remote: None,
+            serve_cpu: None,
             listener: -1,
             port: 0,
         }
@@ -223,7 +228,8 @@ impl Workload for TcpRr {
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
-        if self.remote.is_some() {
+        if let Some(addr) = &self.remote {
+            self.serve_cpu = Some(remote::ServeCpu::connect(addr)?);
             return Ok(());
         }
         let fd = inet_socket(libc::SOCK_STREAM)?;
@@ -249,12 +255,17 @@ impl Workload for TcpRr {
     }
 
     fn release(&mut self) {
+        self.serve_cpu = None;
         close(self.listener);
         self.listener = -1;
     }
 
     fn has_server(&self) -> bool {
         self.remote.is_none()
+    }
+
+    fn remote_server_cpu_ns(&self) -> Option<u64> {
+        self.serve_cpu.as_ref().and_then(|c| c.sample().ok())
     }
 
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
@@ -265,8 +276,12 @@ impl Workload for TcpRr {
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        // The listener is the server's; this process's copy is not needed.
+        // The listener is the server's; this process's copy is not needed
+        // (nor serve's CPU account, the supervisor's).
         close(self.listener);
+        if let Some(c) = &self.serve_cpu {
+            c.close_inherited();
+        }
         if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
             pin_self(cpu)?;
         }
@@ -697,7 +712,8 @@ mod tests {
     }
 
     /// With `remote:`, the clients run against `touchstone serve`'s echo
-    /// and no server process is forked here.
+    /// and no server process is forked here; the server's CPU per
+    /// transaction is serve's own account.
     #[test]
     fn transactions_flow_against_a_remote_serve() {
         let (tcp, udp, addr) = remote::bind("127.0.0.1:0").unwrap();
@@ -712,6 +728,11 @@ mod tests {
         assert!(!w.has_server());
         let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0).unwrap();
         assert!(o.throughput > 0.0 && o.ops > 0);
+        let served = o.service_demand().server_ns_per_op;
+        assert!(
+            served.is_some_and(|ns| ns.is_finite() && ns > 0.0),
+            "serve's CPU per transaction: {served:?}"
+        );
         assert_eq!(
             o.pids.len(),
             w.clients(3, cpus.len()) as usize,

@@ -10,6 +10,12 @@
 //! sends that many messages (bw_tcp, timed at the receiver as the local
 //! family is) — and a connection closed before any byte is a connect
 //! (lat_connect). UDP datagrams to the same port are echoed (lat_udp).
+//! `C` opens serve's CPU account: per 1-byte request, 8 bytes back, the
+//! CPU time the serve process has used in ns (less the answering thread's
+//! own), so a client reads the server's CPU over its timed intervals from
+//! serve itself — "CPU use at both ends" (seed 004), never an estimate.
+//! The figures are whole-process: meaningful while one client at a time
+//! uses the server, as `fleet run` ensures.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
@@ -20,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
+use super::one_way::process_cpu_s;
 use super::sockets::{recv_datagram, set_nodelay, set_recv_timeout};
 use super::sys::{self, errno};
 use crate::family::Built;
@@ -46,6 +53,56 @@ pub fn of(p: &Point) -> Option<&str> {
 
 const ECHO: u8 = b'E';
 const PULL: u8 = b'P';
+const CPU: u8 = b'C';
+
+/// A CPU-time clock of this process or thread, in ns.
+fn cpu_clock_ns(clock: libc::clockid_t) -> u64 {
+    // SAFETY: clock_gettime into a local timespec.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// What serve has spent serving, ns: the process's CPU time (every thread,
+/// those ended included) less the calling thread's, the one answering the
+/// CPU queries, so that asking is not part of the answer.
+fn serve_cpu_ns() -> u64 {
+    cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+        .saturating_sub(cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID))
+}
+
+/// A connection to serve's CPU account (`C`).
+pub struct ServeCpu {
+    fd: RawFd,
+}
+
+impl ServeCpu {
+    pub fn connect(addr: &str) -> Fallible<ServeCpu> {
+        Ok(ServeCpu {
+            fd: connect(addr, &[CPU])?,
+        })
+    }
+
+    /// In a forked child that inherited the connection: close the child's
+    /// copy (the parent's stays open).
+    pub fn close_inherited(&self) {
+        sys::close(self.fd);
+    }
+
+    /// serve's CPU time so far, ns (one round trip).
+    pub fn sample(&self) -> Fallible<u64> {
+        sys::write_all(self.fd, &[CPU])?;
+        let mut ns = [0u8; 8];
+        sys::read_exact(self.fd, &mut ns)?;
+        Ok(u64::from_le_bytes(ns))
+    }
+}
+
+impl Drop for ServeCpu {
+    fn drop(&mut self) {
+        sys::close(self.fd);
+    }
+}
 
 fn resolve(addr: &str) -> Fallible<SocketAddr> {
     addr.to_socket_addrs()
@@ -106,12 +163,25 @@ pub enum Exchange {
 }
 
 /// A communication case against `touchstone serve` on another host.
+/// Beside the figure it reports the CPU time of both ends over its
+/// intervals (`cpu_figures`): this process's own, and serve's as serve
+/// reports it.
 pub struct RemoteCase {
     addr: String,
     exchange: Exchange,
     buf: Vec<u8>,
     fd: RawFd,
     peer: Option<SocketAddr>,
+    /// serve's CPU account, when this is the only client process (with
+    /// several, serve's CPU cannot be told apart between them).
+    serve_cpu: Option<ServeCpu>,
+    /// Taken in `prepare`: serve's CPU ns, this process's CPU s, the time.
+    mark: Option<(u64, f64, Instant)>,
+    /// Over every interval: serve's CPU ns, this process's CPU s, wall s, iterations.
+    server_ns: u64,
+    client_s: f64,
+    wall_s: f64,
+    iterations: u64,
 }
 
 impl RemoteCase {
@@ -129,14 +199,60 @@ impl RemoteCase {
                 buf: vec![0x5a; size.max(1)],
                 fd: -1,
                 peer: None,
+                serve_cpu: None,
+                mark: None,
+                server_ns: 0,
+                client_s: 0.0,
+                wall_s: 0.0,
+                iterations: 0,
             },
             shape,
         ))
     }
+
+    /// The CPU figures of both ends over all intervals. Pull (bw_tcp): the
+    /// client receives, serve sends — CPU seconds per MB (10^6 bytes) as
+    /// the local bw_tcp names them, `cpu_s_per_mb_receiver` (here) and
+    /// `cpu_s_per_mb_sender` (serve). The exchanges: CPU µs per exchange,
+    /// `cpu_us_per_op_client` and `cpu_us_per_op_server`. Both: each end's
+    /// utilisation over the intervals' wall time, % of one CPU
+    /// (`cpu_pct_…`). serve's figures only with one client process.
+    pub fn cpu_figures(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        if self.iterations == 0 || self.wall_s <= 0.0 {
+            return out;
+        }
+        let server_s = self.server_ns as f64 * 1e-9;
+        let (ends, per) = match self.exchange {
+            Exchange::Pull => (
+                ["receiver", "sender"],
+                // CPU seconds per MB.
+                (
+                    self.iterations as f64 * self.buf.len() as f64 / 1e6,
+                    "cpu_s_per_mb",
+                ),
+            ),
+            // CPU µs per exchange.
+            _ => (
+                ["client", "server"],
+                (self.iterations as f64 / 1e6, "cpu_us_per_op"),
+            ),
+        };
+        let (units, per_name) = per;
+        let mut push = |end: &str, cpu_s: f64| {
+            out.push((format!("{per_name}_{end}"), cpu_s / units));
+            out.push((format!("cpu_pct_{end}"), 100.0 * cpu_s / self.wall_s));
+        };
+        push(ends[0], self.client_s);
+        if self.serve_cpu.is_some() {
+            push(ends[1], server_s);
+        }
+        out
+    }
 }
 
 impl Benchmark for RemoteCase {
-    fn setup(&mut self, _ctx: &Context) -> Fallible {
+    fn setup(&mut self, ctx: &Context) -> Fallible {
         match self.exchange {
             Exchange::TcpEcho => self.fd = connect(&self.addr, &[ECHO])?,
             Exchange::Pull => {
@@ -159,7 +275,40 @@ impl Benchmark for RemoteCase {
             }
             Exchange::Connect => self.peer = Some(resolve(&self.addr)?),
         }
+        if ctx.parallel == 1 {
+            // The harness calls no cleanup when setup fails: undo here.
+            self.serve_cpu = Some(ServeCpu::connect(&self.addr).inspect_err(|_| self.cleanup())?);
+        }
         Ok(())
+    }
+
+    /// Untimed: serve's CPU first, then ours and the time, so that the
+    /// round trip to serve falls outside what is counted.
+    fn prepare(&mut self, _n: u64) -> Fallible {
+        let server = match &self.serve_cpu {
+            Some(c) => c.sample()?,
+            None => 0,
+        };
+        self.mark = Some((server, process_cpu_s(), Instant::now()));
+        Ok(())
+    }
+
+    /// Untimed: ours and the time first, then serve's.
+    fn conclude(&mut self, n: u64) -> Fallible {
+        let Some((server0, client0, t0)) = self.mark.take() else {
+            return Ok(());
+        };
+        self.wall_s += t0.elapsed().as_secs_f64();
+        self.client_s += process_cpu_s() - client0;
+        if let Some(c) = &self.serve_cpu {
+            self.server_ns += c.sample()?.saturating_sub(server0);
+        }
+        self.iterations += n;
+        Ok(())
+    }
+
+    fn extras(&mut self) -> Vec<(String, f64)> {
+        self.cpu_figures()
     }
 
     /// Timed: `n` exchanges. TcpEcho/UdpEcho: write the message, read it
@@ -214,6 +363,7 @@ impl Benchmark for RemoteCase {
     }
 
     fn cleanup(&mut self) {
+        self.serve_cpu = None;
         if self.fd >= 0 {
             sys::close(self.fd);
             self.fd = -1;
@@ -404,6 +554,13 @@ fn connection(mut s: TcpStream) -> std::io::Result<()> {
                 }
             }
         }
+        CPU => {
+            let mut ask = [0u8; 1];
+            while s.read(&mut ask)? == 1 {
+                s.write_all(&serve_cpu_ns().to_le_bytes())?;
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -436,7 +593,30 @@ mod tests {
         ] {
             let mut b = RemoteCase::case(&a, ex, size).unwrap().bench;
             b.setup(&ctx).unwrap();
-            b.run(20).unwrap_or_else(|e| panic!("{ex:?}: {e}"));
+            for n in [20, 200] {
+                b.prepare(n).unwrap();
+                b.run(n).unwrap_or_else(|e| panic!("{ex:?}: {e}"));
+                b.conclude(n).unwrap();
+            }
+            // Both ends' CPU, serve's from serve: present, finite, not
+            // negative, and serve's above zero (it did send or echo).
+            let extras: std::collections::BTreeMap<String, f64> = b.extras().into_iter().collect();
+            let (per, ends) = if ex == Exchange::Pull {
+                ("cpu_s_per_mb", ["receiver", "sender"])
+            } else {
+                ("cpu_us_per_op", ["client", "server"])
+            };
+            for end in ends {
+                for k in [format!("{per}_{end}"), format!("cpu_pct_{end}")] {
+                    let v = extras.get(&k).copied();
+                    assert!(
+                        v.is_some_and(|v| v.is_finite() && v >= 0.0),
+                        "{ex:?}: {k} = {v:?} in {extras:?}"
+                    );
+                }
+            }
+            let server = extras[&format!("{per}_{}", ends[1])];
+            assert!(server > 0.0, "{ex:?}: serve's CPU {server}");
             b.cleanup();
         }
         let t = Instant::now();

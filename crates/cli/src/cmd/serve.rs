@@ -3,7 +3,8 @@
 //! listens on exactly the address given, refuses a port in use, and stops
 //! when the client that started it is gone — its standard input (the ssh
 //! session of `fleet run`) closes — or after the idle timeout with no
-//! client, so it never lingers on a host.
+//! client, so it never lingers on a host. Its first line names the host
+//! (`Host::identity`), so that `fleet run` can say who served a pair.
 
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
@@ -48,7 +49,8 @@ pub fn serve(a: &ServeArgs) -> Result<(), CliError> {
         });
     }
     // The line `fleet run` waits for; flushed at once (stdout is a pipe).
-    println!("listening on {bound} (TCP and UDP)");
+    let me = touchstone_results::host::collect().identity();
+    println!("listening on {bound} (TCP and UDP) as {me}");
     let _ = std::io::Write::flush(&mut std::io::stdout());
     remote::serve(tcp, udp, &limits).map_err(|e| CliError::File {
         path: bound.to_string(),

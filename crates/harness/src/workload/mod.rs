@@ -218,6 +218,13 @@ pub trait Workload: Sync {
     fn has_server(&self) -> bool {
         false
     }
+    /// CPU time, ns, that a server outside the trial (on another host:
+    /// `touchstone serve`) has used so far, as that server reports it; the
+    /// supervisor reads it at the window's edges for the server's CPU per
+    /// operation. None: no such server, or it did not answer.
+    fn remote_server_cpu_ns(&self) -> Option<u64> {
+        None
+    }
     /// The server side, in its own forked process (it may start threads).
     /// Call `link.ready()` once clients can be served; return when
     /// `link.should_stop()` or when every client has gone.

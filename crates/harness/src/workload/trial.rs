@@ -327,9 +327,9 @@ impl Supervisor<'_> {
         let w1 = w0 + self.plan.window_ns;
         self.board.publish_window(w0, w1);
         self.sleep_until(w0)?;
-        let a = self.sample();
+        let a = self.sample(w);
         self.sleep_until(w1)?;
-        let b = self.sample();
+        let b = self.sample(w);
         self.wait_for("every client to run past the window", |c| c.done == clients)?;
 
         self.board.header().stop.store(1, Ordering::Release);
@@ -631,7 +631,7 @@ impl Supervisor<'_> {
         Ok(())
     }
 
-    fn sample(&self) -> Sample {
+    fn sample(&self, w: &dyn Workload) -> Sample {
         let t = now_ns();
         let read = |p: &Proc| p.clock.and_then(cpu::cpu_time_ns).unwrap_or(0);
         Sample {
@@ -643,7 +643,10 @@ impl Supervisor<'_> {
                 .filter(|p| p.role != Role::Server)
                 .map(read)
                 .sum(),
-            server: self.procs.iter().find(|p| p.role == Role::Server).map(read),
+            server: match self.procs.iter().find(|p| p.role == Role::Server) {
+                Some(p) => Some(read(p)),
+                None => w.remote_server_cpu_ns(),
+            },
         }
     }
 

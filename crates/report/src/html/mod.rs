@@ -192,16 +192,17 @@ pub fn render_fleet(
     order: &[usize],
     generated: &str,
     fleet: &[touchstone_analysis::outliers::Group],
+    pairs: &[touchstone_analysis::pairs::PairMatrix],
 ) -> String {
-    page(m, order, generated, Some(fleet))
+    page(m, order, generated, Some((fleet, pairs)))
 }
 
-fn page(
-    m: &Matrix,
-    order: &[usize],
-    generated: &str,
-    fleet: Option<&[touchstone_analysis::outliers::Group]>,
-) -> String {
+type FleetParts<'a> = (
+    &'a [touchstone_analysis::outliers::Group],
+    &'a [touchstone_analysis::pairs::PairMatrix],
+);
+
+fn page(m: &Matrix, order: &[usize], generated: &str, fleet: Option<FleetParts>) -> String {
     let mut out = String::with_capacity(1 << 20);
     let _ = write!(
         out,
@@ -214,10 +215,12 @@ fn page(
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
         escape(generated),
-        if fleet.is_some() {
-            r##"<a href="#fleet">Fleet</a>"##
-        } else {
-            ""
+        match fleet {
+            Some((_, pairs)) if !pairs.is_empty() => {
+                r##"<a href="#fleet">Fleet</a><a href="#pairs">Network</a>"##
+            }
+            Some(_) => r##"<a href="#fleet">Fleet</a>"##,
+            None => "",
         }
     );
 
@@ -243,8 +246,9 @@ fn page(
         );
     }
     out.push_str("</tbody></table></div></section>");
-    if let Some(groups) = fleet {
+    if let Some((groups, pairs)) = fleet {
         crate::fleet::section(&mut out, groups);
+        crate::fleet::pairs_section(&mut out, pairs);
     }
 
     // Index against the first run.
