@@ -43,7 +43,6 @@ use crate::support::echo_server::{self, Until};
 use crate::support::placement::{self, pin_self, Placement};
 use crate::support::sockets::{
     self, bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
-    set_nonblocking,
 };
 use crate::support::sys::{self, check, close};
 
@@ -129,11 +128,7 @@ impl Workload for TcpCrr {
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = (2 * ctx.load).clamp(128, 4096) as i32;
-        let (fd, port) = sockets::tcp_listener(backlog)?;
-        if let Err(e) = set_nonblocking(fd) {
-            close(fd);
-            return Err(e);
-        }
+        let (fd, port) = sockets::nonblocking_listener(backlog)?;
         self.listener = fd;
         self.port = port;
         Ok(())

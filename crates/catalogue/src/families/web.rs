@@ -63,7 +63,7 @@ use crate::support::fileset::{
 use crate::support::http::{self, parse_decimal, parse_request, parse_response, Method, Out};
 use crate::support::memory::Rng;
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::sockets::{self, connect_loopback, inet_socket, set_nodelay, set_nonblocking};
+use crate::support::sockets::{self, connect_loopback, inet_socket, send_all, set_nodelay};
 use crate::support::sys::{check, close, cstring};
 use crate::support::zipf::unit;
 
@@ -286,17 +286,8 @@ impl Workload for Web {
 /// A listening socket on 127.0.0.1 (port chosen by the kernel),
 /// non-blocking for the server's epoll; (descriptor, port).
 pub fn listener(load: u32) -> Fallible<(RawFd, u16)> {
-    let fd = inet_socket(libc::SOCK_STREAM)?;
-    let r = (|| {
-        let port = sockets::bind_loopback(fd)?;
-        // Without keep-alive every request is a connection: a deep queue.
-        let backlog = (load * 4).clamp(1024, 4096) as libc::c_int;
-        // SAFETY: listen on our own socket.
-        check(unsafe { libc::listen(fd, backlog) }, "listen")?;
-        set_nonblocking(fd)?;
-        Ok(port)
-    })();
-    r.inspect_err(|_| close(fd)).map(|port| (fd, port))
+    // Without keep-alive every request is a connection: a deep queue.
+    sockets::nonblocking_listener((load * 4).clamp(1024, 4096) as libc::c_int)
 }
 
 /// The POSTs' log: appended to by every server thread (O_APPEND makes each
@@ -576,25 +567,7 @@ fn ctl(ep: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> Fallib
 /// Accept every queued connection and deal them round-robin over the
 /// threads; those dealt to this thread go into `mine`.
 fn accept_all(sh: &Shared<'_>, me: usize, mine: &mut Vec<RawFd>) -> Fallible {
-    loop {
-        // SAFETY: accept4 on our listener, no peer address asked for.
-        let fd = unsafe {
-            libc::accept4(
-                sh.listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            )
-        };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock => return Ok(()),
-                _ if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                _ => return Err(BenchError(format!("accept: {e}"))),
-            }
-        }
+    while let Some(fd) = sockets::try_accept_with(sh.listener, libc::SOCK_NONBLOCK)? {
         let to = sh.next.fetch_add(1, Ordering::Relaxed) % sh.inboxes.len();
         if to == me {
             mine.push(fd);
@@ -606,6 +579,7 @@ fn accept_all(sh: &Shared<'_>, me: usize, mine: &mut Vec<RawFd>) -> Fallible {
         // SAFETY: adding 1 to the target thread's eventfd counter.
         unsafe { libc::write(inbox.efd, &one as *const u64 as *const libc::c_void, 8) };
     }
+    Ok(())
 }
 
 /// Take connection `fd` into a free slot of this thread's set.
@@ -1085,29 +1059,7 @@ impl Flow for WebFlow<'_> {
         if self.reconnected {
             self.connect()?;
         }
-        let mut sent = 0;
-        while sent < self.req_len {
-            // SAFETY: writing from our request buffer; no SIGPIPE.
-            let r = unsafe {
-                libc::send(
-                    self.fd,
-                    self.req[sent..].as_ptr() as *const libc::c_void,
-                    self.req_len - sent,
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if r >= 0 {
-                sent += r as usize;
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => {}
-                io::ErrorKind::WouldBlock => wait_writable(self.fd),
-                _ => return Err(BenchError(format!("send: {e}"))),
-            }
-        }
-        Ok(())
+        send_all(self.fd, &self.req[..self.req_len]).map_err(|e| BenchError(format!("send: {e}")))
     }
 
     /// Read what has arrived: the head (checked: status 200), then the
@@ -1178,17 +1130,6 @@ impl Drop for WebFlow<'_> {
     fn drop(&mut self) {
         close(self.fd);
     }
-}
-
-/// Wait until `fd` can take more output.
-fn wait_writable(fd: RawFd) {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, 50) };
 }
 
 /// A workload (measured as a load curve over the spec's `load` ladder and
