@@ -37,8 +37,9 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
+use crate::families::tcp_rr;
 use crate::family::{Family, Mode};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::placement::{self, pin_self, Placement};
 use crate::support::sockets::{
@@ -55,16 +56,10 @@ pub const MAX_LOAD: u32 = 1024;
 /// Source addresses each client rotates over (see the header).
 const SOURCES: u32 = 4096;
 
+/// tcp_rr's request and response size, and its bounds.
 pub const SIZE: Param = Param {
-    name: "size",
     help: "request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["4"],
-    quick: &[],
-    positional: false,
+    ..tcp_rr::SIZE
 };
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;

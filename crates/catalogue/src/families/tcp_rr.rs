@@ -46,7 +46,7 @@ use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::placement::{pin_self, Placement};
+use crate::support::placement::{self, pin_self, Placement};
 use crate::support::remote;
 use crate::support::sockets::{
     self, connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay,
@@ -87,13 +87,11 @@ pub const SERVER: Param = Param {
     positional: false,
 };
 
+/// The server workloads' placement, with tcp_rr's `spread`: with a
+/// thread per connection, every thread and client on a CPU of its own.
 pub const PLACEMENT: Param = Param {
-    name: "cpus",
     help: "placement within the point's CPUs: same (server and clients share), spread (each on its own CPU), free (the scheduler decides)",
-    kind: Kind::Choice(&["same", "spread", "free"]),
-    default: &["free"],
-    quick: &[],
-    positional: false,
+    ..placement::SERVER_PARAM
 };
 
 pub const CLIENT: Param = Param {
@@ -663,10 +661,10 @@ mod tests {
     #[test]
     fn parameters_build_the_workload() {
         let p = Point(vec![
-            ("size", SIZE.parse("1k").unwrap()),
-            ("server", SERVER.parse("threads").unwrap()),
-            ("client", CLIENT.parse("epoll").unwrap()),
-            ("cpus", PLACEMENT.parse("spread").unwrap()),
+            (SIZE.name, SIZE.parse("1k").unwrap()),
+            (SERVER.name, SERVER.parse("threads").unwrap()),
+            (CLIENT.name, CLIENT.parse("epoll").unwrap()),
+            (PLACEMENT.name, PLACEMENT.parse("spread").unwrap()),
         ]);
         let w = FAMILY.make_workload(&p, Mode::default()).unwrap();
         assert_eq!(w.max_load(), Some(MAX_LOAD));

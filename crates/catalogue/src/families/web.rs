@@ -1390,10 +1390,10 @@ mod tests {
         assert!(KEEPALIVE.parse("maybe").is_err() && LOOP.parse("half").is_err());
         let point = |dirs: &str, lp: &str| {
             Point(vec![
-                ("keepalive", KEEPALIVE.parse("off").unwrap()),
-                ("loop", LOOP.parse(lp).unwrap()),
-                ("rate", RATE.parse("300").unwrap()),
-                ("dirs", DIRS.parse(dirs).unwrap()),
+                (KEEPALIVE.name, KEEPALIVE.parse("off").unwrap()),
+                (LOOP.name, LOOP.parse(lp).unwrap()),
+                (RATE.name, RATE.parse("300").unwrap()),
+                (DIRS.name, DIRS.parse(dirs).unwrap()),
             ])
         };
         let w = FAMILY
