@@ -32,8 +32,8 @@
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
-    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ServerContext,
-    ServerLink, TrialContext, Workload,
+    check_open_files, loads_from, Client, ClientContext, ServerContext, ServerLink, TrialContext,
+    Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -108,11 +108,7 @@ impl Workload for TcpCrr {
         Some(MAX_LOAD)
     }
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            quick_loads_from(1, usable, Some(MAX_LOAD))
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
     /// The server holds at most one connection per client at a time (a
     /// closed one is released before that client's next connect completes

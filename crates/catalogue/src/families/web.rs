@@ -49,8 +49,8 @@ use std::sync::Mutex;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::{
-    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ClientKind,
-    Pacing, ServerContext, ServerLink, TrialContext, Workload,
+    check_open_files, loads_from, Client, ClientContext, ClientKind, Pacing, ServerContext,
+    ServerLink, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -205,11 +205,7 @@ impl Workload for Web {
     /// Quick: a connection per CPU and four per CPU — the server busy,
     /// then queueing — in a few seconds. Otherwise the engine's ladder.
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            quick_loads_from(1, usable, Some(MAX_LOAD))
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
     /// Closed loop: one client process per CPU, each multiplexing its
     /// connections; open loop: one per connection, each on its schedule.
