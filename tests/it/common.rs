@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::Value;
+
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
 }
@@ -55,4 +57,25 @@ pub fn quick_run(s: &Sandbox, label: &str) -> String {
 /// Whether a process exists at all (a zombie counts as existing).
 pub fn process_exists(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// What the sandbox's temporary directory holds besides the store: the
+/// scratch directories and files a run left behind.
+pub fn leftovers(s: &Sandbox) -> Vec<String> {
+    std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("results.sqlite"))
+        .collect()
+}
+
+/// The stored runs as `runs --json` lists them (a reading command).
+pub fn stored_runs(s: &Sandbox) -> Vec<Value> {
+    let o = s.run(&["runs", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice::<Value>(&o.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
 }

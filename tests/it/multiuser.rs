@@ -6,23 +6,14 @@
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
+use crate::common::{leftovers, text, Sandbox};
 use crate::workload::{
-    interrupt_mid_sweep, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
+    assert_nothing_left, interrupt_mid_sweep, run_json, stored_run, tagged, unique_tag, ONE_CPU,
 };
 
 const MIX: [&str; 8] = [
     "list", "edit", "compile", "search", "sort", "count", "copy", "pipeline",
 ];
-
-/// The sandbox's temporary directory besides the store: what a run left.
-fn leftovers(s: &Sandbox) -> Vec<String> {
-    std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("results.sqlite"))
-        .collect()
-}
 
 /// Transactions of type `name` counted at point `p`.
 fn count(p: &Value, name: &str) -> u64 {
@@ -55,16 +46,7 @@ fn a_multiuser_sweep_counts_every_transaction_and_queues_for_the_cpu() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(
-        survivors(&tag),
-        Vec::<i32>::new(),
-        "processes outlived the run"
-    );
-    assert_eq!(
-        leftovers(&s),
-        Vec::<String>::new(),
-        "files outlived the run"
-    );
+    assert_nothing_left(&s, &tag);
     let run = run_json(&o);
     assert_eq!(run["curves"], stored_run(&s)["curves"]);
     let curves = run["curves"].as_array().unwrap();

@@ -6,8 +6,7 @@
 use serde_json::Value;
 use touchstone_catalogue::testing::ThrowawayPostgres;
 
-use crate::common::{text, Sandbox};
-use crate::system_workloads::leftovers;
+use crate::common::{leftovers, text, Sandbox};
 use crate::workload::{
     interrupt_mid_sweep, refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
     SHORT,

@@ -10,18 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
-
-/// The stored runs as `runs --json` lists them.
-fn stored_runs(s: &Sandbox) -> Vec<Value> {
-    let o = s.run(&["runs", "--json"]);
-    assert!(o.status.success(), "{}", text(&o));
-    serde_json::from_slice::<Value>(&o.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
+use crate::common::{stored_runs, text, Sandbox};
 
 /// The one stored run, whole, and the text `show` prints for it.
 fn the_stored_run(s: &Sandbox) -> (Value, String) {

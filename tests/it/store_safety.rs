@@ -13,18 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
-use crate::common::{quick_run, text, Sandbox};
-
-/// The stored runs as `runs --json` lists them (a reading command).
-fn stored_runs(s: &Sandbox) -> Vec<Value> {
-    let o = s.run(&["runs", "--json"]);
-    assert!(o.status.success(), "{}", text(&o));
-    serde_json::from_slice::<Value>(&o.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
+use crate::common::{quick_run, stored_runs, text, Sandbox};
 
 /// The one document `show --json` prints for `spec`.
 fn shown_run(s: &Sandbox, spec: &str) -> Value {

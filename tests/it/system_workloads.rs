@@ -5,21 +5,11 @@
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
+use crate::common::{leftovers, text, Sandbox};
 use crate::workload::{
-    interrupt_mid_sweep, refused, run_json, stored_run, survivors, tagged, unique_tag, ONE_CPU,
-    SHORT,
+    assert_nothing_left, check_service_demand, interrupt_mid_sweep, refused, run_json, stored_run,
+    tagged, unique_tag, ONE_CPU, SHORT,
 };
-
-/// What the sandbox's temporary directory holds besides the store: the
-/// scratch directories and files a run left behind.
-pub(crate) fn leftovers(s: &Sandbox) -> Vec<String> {
-    std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("results.sqlite"))
-        .collect()
-}
 
 /// A point's figures hold together: positive throughput, ordered percentiles.
 fn check_point(p: &Value, server: bool) {
@@ -33,9 +23,7 @@ fn check_point(p: &Value, server: bool) {
             && ns("p99_ns") <= ns("max_ns"),
         "{l}"
     );
-    let d = &p["service_demand"];
-    assert!(d["client_ns_per_op"].as_f64().unwrap() > 0.0, "{d}");
-    assert_eq!(d["server_ns_per_op"].as_f64().is_some(), server, "{d}");
+    check_service_demand(p, server);
 }
 
 #[test]
@@ -52,16 +40,7 @@ fn fscache_and_chat_sweeps_are_stored_as_curves_and_leave_nothing() {
     args.extend(ONE_CPU);
     let o = tagged(s.cmd(), &tag).args(&args).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(
-        survivors(&tag),
-        Vec::<i32>::new(),
-        "processes outlived the run"
-    );
-    assert_eq!(
-        leftovers(&s),
-        Vec::<String>::new(),
-        "files outlived the run"
-    );
+    assert_nothing_left(&s, &tag);
     // Without a terminal, one short line per point says it was measured
     // (the figures are printed once, in the tables).
     let err = String::from_utf8_lossy(&o.stderr);

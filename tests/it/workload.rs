@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
+use crate::common::{leftovers, text, Sandbox};
 
 /// Short sweeps: 50 ms warm-up, 200 ms windows, at most 4 trials a point.
 pub(crate) const SHORT: [&str; 5] = ["--quick", "--warmup", "50ms", "--window", "200ms"];
@@ -99,6 +99,27 @@ pub(crate) fn interrupt_mid_sweep(
     assert_eq!(code, Some(130), "{seen}");
     assert_eq!(survivors(&tag), Vec::<i32>::new(), "{seen}");
     seen
+}
+
+/// No process tagged `tag` and no scratch file outlived the run.
+pub(crate) fn assert_nothing_left(s: &Sandbox, tag: &str) {
+    assert_eq!(
+        survivors(tag),
+        Vec::<i32>::new(),
+        "processes outlived the run"
+    );
+    assert_eq!(leftovers(s), Vec::<String>::new(), "files outlived the run");
+}
+
+/// A point's service demand: client time per operation, and server time
+/// exactly when the workload has a server process.
+pub(crate) fn check_service_demand(p: &Value, server: bool) {
+    let d = &p["service_demand"];
+    assert!(d["client_ns_per_op"].as_f64().unwrap() > 0.0, "{d}");
+    match d["server_ns_per_op"].as_f64() {
+        Some(ns) => assert!(server && ns > 0.0, "{d}"),
+        None => assert!(!server, "{d}"),
+    }
 }
 
 pub(crate) fn unique_tag(test: &str) -> String {
@@ -307,9 +328,7 @@ fn check_point(p: &Value, load: u64, max_trials: usize) {
         })
         .sum();
     assert!((split - 1.0).abs() < 1e-6, "{cpu}");
-    let d = &p["service_demand"];
-    assert!(d["client_ns_per_op"].as_f64().unwrap() > 0.0, "{d}");
-    assert!(d["server_ns_per_op"].as_f64().unwrap() > 0.0, "{d}");
+    check_service_demand(p, true);
 }
 
 #[test]

@@ -20,9 +20,9 @@ use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     if let Some(addr) = remote::of(p) {
-        return RemoteCase::case(addr, Exchange::Pull, p.num("size") as usize);
+        return RemoteCase::case(addr, Exchange::Pull, p.num(BW_SIZE.name) as usize);
     }
-    OneWay::case(Channel::Tcp, p.num("size") as usize, p)
+    OneWay::case(Channel::Tcp, p.num(BW_SIZE.name) as usize, p)
 }
 
 pub const FAMILY: Family = Family {

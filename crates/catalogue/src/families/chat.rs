@@ -30,7 +30,6 @@
 //! message it will never get returns (with an operation outside the window,
 //! which does not count) and sees the stop. Nothing waits forever.
 
-use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -44,8 +43,9 @@ use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
+use crate::support::echo_server;
 use crate::support::sockets::{
-    self, connect_loopback, inet_socket, send_all, set_int_opt, set_nonblocking,
+    self, connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay,
 };
 use crate::support::sys::{self, close};
 
@@ -167,11 +167,7 @@ impl Workload for Chat {
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
-        let (fd, port) = sockets::tcp_listener(backlog)?;
-        if let Err(e) = set_nonblocking(fd) {
-            close(fd);
-            return Err(e);
-        }
+        let (fd, port) = sockets::nonblocking_listener(backlog)?;
         self.listener = fd;
         self.port = port;
         Ok(())
@@ -193,30 +189,21 @@ impl Workload for Chat {
         let mut members: Vec<Member> = Vec::with_capacity(ctx.load as usize);
         let result = (|| {
             let mut ids = vec![u32::MAX; ctx.load as usize];
-            while members.len() < ctx.load as usize {
-                if link.should_stop() {
-                    return Ok(());
+            let all_came = echo_server::accept_n(self.listener, ctx.load, link, &mut |fd| {
+                members.push(Member::new(fd));
+                // Which client this is (sent at once after connecting).
+                let mut id = [0u8; 4];
+                sys::read_exact(fd, &mut id)
+                    .map_err(|e| BenchError(format!("read a client's id: {e}")))?;
+                let id = u32::from_ne_bytes(id);
+                if id >= ctx.load || ids[id as usize] != u32::MAX {
+                    return Err(BenchError(format!("a client says it is {id}")));
                 }
-                let mut pfd = libc::pollfd {
-                    fd: self.listener,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
-                while let Some(fd) = sockets::try_accept(self.listener)? {
-                    members.push(Member::new(fd));
-                    // Which client this is (sent at once after connecting).
-                    let mut id = [0u8; 4];
-                    sys::read_exact(fd, &mut id)
-                        .map_err(|e| BenchError(format!("read a client's id: {e}")))?;
-                    let id = u32::from_ne_bytes(id);
-                    if id >= ctx.load || ids[id as usize] != u32::MAX {
-                        return Err(BenchError(format!("a client says it is {id}")));
-                    }
-                    ids[id as usize] = (members.len() - 1) as u32;
-                    set_nodelay(fd)?;
-                }
+                ids[id as usize] = (members.len() - 1) as u32;
+                set_nodelay(fd)
+            })?;
+            if !all_came {
+                return Ok(());
             }
             // Room r's members, by index into `members`.
             let mut rooms: Vec<Vec<usize>> = vec![Vec::new(); self.rooms as usize];
@@ -271,6 +258,7 @@ impl Workload for Chat {
     }
 }
 
+/// How often the server looks at `should_stop` while its threads relay.
 const POLL_MS: libc::c_int = 50;
 
 /// One connection on the server side.
@@ -349,10 +337,10 @@ impl Chat {
         let me = &members[i];
         let mut buf = vec![0u8; self.size];
         let result = loop {
-            match read_message(me.fd, &mut buf) {
+            match read_or_eof(me.fd, &mut buf) {
                 Ok(true) => {}
                 Ok(false) => break Ok(()),
-                Err(e) => break Err(BenchError(format!("read: {e}"))),
+                Err(e) => break Err(e),
             }
             for &j in room {
                 if j != i {
@@ -391,48 +379,6 @@ fn shut_all(members: &[Member]) {
     }
 }
 
-/// Read one whole message; Ok(false) when the peer has gone (end of file
-/// or a reset) before its first byte.
-#[inline]
-fn read_message(fd: RawFd, buf: &mut [u8]) -> io::Result<bool> {
-    let mut got = 0;
-    while got < buf.len() {
-        // SAFETY: reading into the unfilled rest of our buffer.
-        let r = unsafe {
-            libc::read(
-                fd,
-                buf[got..].as_mut_ptr() as *mut libc::c_void,
-                buf.len() - got,
-            )
-        };
-        if r > 0 {
-            got += r as usize;
-            continue;
-        }
-        if r == 0 {
-            return if got == 0 {
-                Ok(false)
-            } else {
-                Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the peer closed in the middle of a message",
-                ))
-            };
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ECONNRESET) if got == 0 => return Ok(false),
-            _ => return Err(e),
-        }
-    }
-    Ok(true)
-}
-
-fn set_nodelay(fd: RawFd) -> Fallible {
-    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
-}
-
 /// One client: its connection, and where it is in its round.
 struct ChatClient {
     fd: RawFd,
@@ -462,7 +408,7 @@ impl Client for ChatClient {
             send_all(self.fd, &self.msg).map_err(|e| BenchError(format!("send: {e}")))?;
             self.owed = self.peers;
         }
-        if !read_message(self.fd, &mut self.got).map_err(|e| BenchError(format!("read: {e}")))? {
+        if !read_or_eof(self.fd, &mut self.got)? {
             return Err("read: the server closed the connection".into());
         }
         let kind = u32::from_ne_bytes(self.got[..4].try_into().unwrap());

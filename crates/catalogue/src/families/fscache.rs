@@ -500,11 +500,11 @@ mod tests {
     fn bad_sizes_and_sets_too_big_are_refused_before_anything_runs() {
         let p = |buffer: &str, file: &str, set: &str| {
             Point(vec![
-                ("buffer", BUFFER.parse(buffer).unwrap()),
-                ("access", ACCESS.parse("random").unwrap()),
-                ("file", FILE.parse(file).unwrap()),
-                ("set", SET.parse(set).unwrap()),
-                ("mode", MODE.parse("read").unwrap()),
+                (BUFFER.name, BUFFER.parse(buffer).unwrap()),
+                (ACCESS.name, ACCESS.parse("random").unwrap()),
+                (FILE.name, FILE.parse(file).unwrap()),
+                (SET.name, SET.parse(set).unwrap()),
+                (MODE.name, MODE.parse("read").unwrap()),
             ])
         };
         let err = |pt: Point| FAMILY.make_workload(&pt, Mode::default()).err().unwrap();

@@ -19,9 +19,9 @@ use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: Mode) -> Result<Built, String> {
     if let Some(addr) = remote::of(p) {
-        return RemoteCase::case(addr, Exchange::UdpEcho, p.num("size") as usize);
+        return RemoteCase::case(addr, Exchange::UdpEcho, p.num(UDP_SIZE.name) as usize);
     }
-    HotPotato::case(FdBaton::new(Channel::Udp, p.num("size") as usize), p)
+    HotPotato::case(FdBaton::new(Channel::Udp, p.num(UDP_SIZE.name) as usize), p)
 }
 
 pub const FAMILY: Family = Family {

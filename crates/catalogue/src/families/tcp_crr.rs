@@ -32,18 +32,18 @@
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
-    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ServerContext,
-    ServerLink, TrialContext, Workload,
+    check_open_files, loads_from, Client, ClientContext, ServerContext, ServerLink, TrialContext,
+    Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
+use crate::families::tcp_rr;
 use crate::family::{Family, Mode};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::placement::{self, pin_self, Placement};
 use crate::support::sockets::{
     self, bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
-    set_nonblocking,
 };
 use crate::support::sys::{self, check, close};
 
@@ -56,16 +56,10 @@ pub const MAX_LOAD: u32 = 1024;
 /// Source addresses each client rotates over (see the header).
 const SOURCES: u32 = 4096;
 
+/// tcp_rr's request and response size, and its bounds.
 pub const SIZE: Param = Param {
-    name: "size",
     help: "request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["4"],
-    quick: &[],
-    positional: false,
+    ..tcp_rr::SIZE
 };
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;
@@ -114,11 +108,7 @@ impl Workload for TcpCrr {
         Some(MAX_LOAD)
     }
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            quick_loads_from(1, usable, Some(MAX_LOAD))
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
     /// The server holds at most one connection per client at a time (a
     /// closed one is released before that client's next connect completes
@@ -129,11 +119,7 @@ impl Workload for TcpCrr {
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = (2 * ctx.load).clamp(128, 4096) as i32;
-        let (fd, port) = sockets::tcp_listener(backlog)?;
-        if let Err(e) = set_nonblocking(fd) {
-            close(fd);
-            return Err(e);
-        }
+        let (fd, port) = sockets::nonblocking_listener(backlog)?;
         self.listener = fd;
         self.port = port;
         Ok(())

@@ -48,12 +48,12 @@ use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::placement::{pin_self, Placement};
+use crate::support::placement::{self, pin_self, Placement};
 use crate::support::remote;
 use crate::support::sockets::{
-    self, connect_loopback, inet_socket, read_or_eof, set_nodelay, set_nonblocking,
+    self, connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay,
 };
-use crate::support::sys::{self, check, close};
+use crate::support::sys::{self, close};
 
 pub const NAME: &str = "tcp_rr";
 pub const SUMMARY: &str =
@@ -89,13 +89,11 @@ pub const SERVER: Param = Param {
     positional: false,
 };
 
+/// The server workloads' placement, with tcp_rr's `spread`: with a
+/// thread per connection, every thread and client on a CPU of its own.
 pub const PLACEMENT: Param = Param {
-    name: "cpus",
     help: "placement within the point's CPUs: same (server and clients share), spread (each on its own CPU), free (the scheduler decides)",
-    kind: Kind::Choice(&["same", "spread", "free"]),
-    default: &["free"],
-    quick: &[],
-    positional: false,
+    ..placement::SERVER_PARAM
 };
 
 pub const CLIENT: Param = Param {
@@ -232,26 +230,9 @@ impl Workload for TcpRr {
             self.serve_cpu = Some(remote::ServeCpu::connect(addr)?);
             return Ok(());
         }
-        let fd = inet_socket(libc::SOCK_STREAM)?;
-        let r = (|| {
-            let port = sockets::bind_loopback(fd)?;
-            let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
-            // SAFETY: listen on our own socket.
-            check(unsafe { libc::listen(fd, backlog) }, "listen")?;
-            set_nonblocking(fd)?;
-            Ok(port)
-        })();
-        match r {
-            Ok(port) => {
-                self.listener = fd;
-                self.port = port;
-                Ok(())
-            }
-            Err(e) => {
-                close(fd);
-                Err(e)
-            }
-        }
+        let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
+        (self.listener, self.port) = sockets::nonblocking_listener(backlog)?;
+        Ok(())
     }
 
     fn release(&mut self) {
@@ -335,28 +316,7 @@ impl Flow for RrFlow {
     /// a response always fits in its socket (`MULTIPLEX_MAX_SIZE`).
     #[inline]
     fn start(&mut self) -> Fallible {
-        let mut sent = 0;
-        while sent < self.buf.len() {
-            // SAFETY: writing from a valid buffer we own.
-            let r = unsafe {
-                libc::write(
-                    self.fd,
-                    self.buf[sent..].as_ptr() as *const libc::c_void,
-                    self.buf.len() - sent,
-                )
-            };
-            if r >= 0 {
-                sent += r as usize;
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => {}
-                io::ErrorKind::WouldBlock => wait_writable(self.fd),
-                _ => return Err(BenchError(format!("write: {e}"))),
-            }
-        }
-        Ok(())
+        send_all(self.fd, &self.buf).map_err(|e| BenchError(format!("send: {e}")))
     }
 
     /// Read what has arrived of the response; done when it is whole. On a
@@ -396,20 +356,6 @@ impl Drop for RrFlow {
     }
 }
 
-/// Wait until `fd` can take more output.
-fn wait_writable(fd: RawFd) {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
-}
-
-/// How often the accepting thread looks at `should_stop`.
-const POLL_MS: libc::c_int = 50;
-
 impl TcpRr {
     /// One thread, every connection (`support::echo_server`).
     fn serve_epoll(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
@@ -425,31 +371,20 @@ impl TcpRr {
         link.ready()?;
         std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(ctx.load as usize);
-            let mut accepted = 0;
-            while accepted < ctx.load {
-                if link.should_stop() {
-                    break;
-                }
-                let mut pfd = libc::pollfd {
-                    fd: self.listener,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
-                while let Some(fd) = sockets::try_accept(self.listener)? {
-                    accepted += 1;
-                    let cpus = &ctx.cpus;
-                    let h = std::thread::Builder::new()
-                        .name("tcp_rr-server".into())
-                        .spawn_scoped(s, move || self.serve_connection(fd, cpus))
-                        .map_err(|e| {
-                            close(fd);
-                            BenchError(format!("cannot start a server thread: {e}"))
-                        })?;
-                    handles.push(h);
-                }
-            }
+            let cpus = &ctx.cpus;
+            // Told to stop before every client came, it goes on to join
+            // the threads it started: they end as their clients leave.
+            echo_server::accept_n(self.listener, ctx.load, link, &mut |fd| {
+                let h = std::thread::Builder::new()
+                    .name("tcp_rr-server".into())
+                    .spawn_scoped(s, move || self.serve_connection(fd, cpus))
+                    .map_err(|e| {
+                        close(fd);
+                        BenchError(format!("cannot start a server thread: {e}"))
+                    })?;
+                handles.push(h);
+                Ok(())
+            })?;
             let mut first_error = Ok(());
             for h in handles {
                 let r = h
@@ -747,10 +682,10 @@ mod tests {
     #[test]
     fn parameters_build_the_workload() {
         let p = Point(vec![
-            ("size", SIZE.parse("1k").unwrap()),
-            ("server", SERVER.parse("threads").unwrap()),
-            ("client", CLIENT.parse("epoll").unwrap()),
-            ("cpus", PLACEMENT.parse("spread").unwrap()),
+            (SIZE.name, SIZE.parse("1k").unwrap()),
+            (SERVER.name, SERVER.parse("threads").unwrap()),
+            (CLIENT.name, CLIENT.parse("epoll").unwrap()),
+            (PLACEMENT.name, PLACEMENT.parse("spread").unwrap()),
         ]);
         let w = FAMILY.make_workload(&p, Mode::default()).unwrap();
         assert_eq!(w.max_load(), Some(MAX_LOAD));

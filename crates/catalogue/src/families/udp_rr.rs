@@ -23,8 +23,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
-    default_loads_from, quick_loads_from, Client, ClientContext, ServerContext, ServerLink,
-    TrialContext, Workload,
+    loads_from, Client, ClientContext, ServerContext, ServerLink, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -100,11 +99,7 @@ impl Workload for UdpRr {
         Some(MAX_LOAD)
     }
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            quick_loads_from(1, usable, Some(MAX_LOAD))
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
     /// One client process per CPU (per other CPU under `spread`), each
     /// multiplexing its sockets.

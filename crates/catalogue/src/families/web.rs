@@ -49,8 +49,8 @@ use std::sync::Mutex;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::{
-    check_open_files, default_loads_from, quick_loads_from, Client, ClientContext, ClientKind,
-    Pacing, ServerContext, ServerLink, TrialContext, Workload,
+    check_open_files, loads_from, Client, ClientContext, ClientKind, Pacing, ServerContext,
+    ServerLink, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -63,7 +63,7 @@ use crate::support::fileset::{
 use crate::support::http::{self, parse_decimal, parse_request, parse_response, Method, Out};
 use crate::support::memory::Rng;
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::sockets::{self, connect_loopback, inet_socket, set_nodelay, set_nonblocking};
+use crate::support::sockets::{self, connect_loopback, inet_socket, send_all, set_nodelay};
 use crate::support::sys::{check, close, cstring};
 use crate::support::zipf::unit;
 
@@ -205,11 +205,7 @@ impl Workload for Web {
     /// Quick: a connection per CPU and four per CPU — the server busy,
     /// then queueing — in a few seconds. Otherwise the engine's ladder.
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            quick_loads_from(1, usable, Some(MAX_LOAD))
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
     /// Closed loop: one client process per CPU, each multiplexing its
     /// connections; open loop: one per connection, each on its schedule.
@@ -286,17 +282,8 @@ impl Workload for Web {
 /// A listening socket on 127.0.0.1 (port chosen by the kernel),
 /// non-blocking for the server's epoll; (descriptor, port).
 pub fn listener(load: u32) -> Fallible<(RawFd, u16)> {
-    let fd = inet_socket(libc::SOCK_STREAM)?;
-    let r = (|| {
-        let port = sockets::bind_loopback(fd)?;
-        // Without keep-alive every request is a connection: a deep queue.
-        let backlog = (load * 4).clamp(1024, 4096) as libc::c_int;
-        // SAFETY: listen on our own socket.
-        check(unsafe { libc::listen(fd, backlog) }, "listen")?;
-        set_nonblocking(fd)?;
-        Ok(port)
-    })();
-    r.inspect_err(|_| close(fd)).map(|port| (fd, port))
+    // Without keep-alive every request is a connection: a deep queue.
+    sockets::nonblocking_listener((load * 4).clamp(1024, 4096) as libc::c_int)
 }
 
 /// The POSTs' log: appended to by every server thread (O_APPEND makes each
@@ -576,25 +563,7 @@ fn ctl(ep: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> Fallib
 /// Accept every queued connection and deal them round-robin over the
 /// threads; those dealt to this thread go into `mine`.
 fn accept_all(sh: &Shared<'_>, me: usize, mine: &mut Vec<RawFd>) -> Fallible {
-    loop {
-        // SAFETY: accept4 on our listener, no peer address asked for.
-        let fd = unsafe {
-            libc::accept4(
-                sh.listener,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            )
-        };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock => return Ok(()),
-                _ if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                _ => return Err(BenchError(format!("accept: {e}"))),
-            }
-        }
+    while let Some(fd) = sockets::try_accept_with(sh.listener, libc::SOCK_NONBLOCK)? {
         let to = sh.next.fetch_add(1, Ordering::Relaxed) % sh.inboxes.len();
         if to == me {
             mine.push(fd);
@@ -606,6 +575,7 @@ fn accept_all(sh: &Shared<'_>, me: usize, mine: &mut Vec<RawFd>) -> Fallible {
         // SAFETY: adding 1 to the target thread's eventfd counter.
         unsafe { libc::write(inbox.efd, &one as *const u64 as *const libc::c_void, 8) };
     }
+    Ok(())
 }
 
 /// Take connection `fd` into a free slot of this thread's set.
@@ -1085,29 +1055,7 @@ impl Flow for WebFlow<'_> {
         if self.reconnected {
             self.connect()?;
         }
-        let mut sent = 0;
-        while sent < self.req_len {
-            // SAFETY: writing from our request buffer; no SIGPIPE.
-            let r = unsafe {
-                libc::send(
-                    self.fd,
-                    self.req[sent..].as_ptr() as *const libc::c_void,
-                    self.req_len - sent,
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if r >= 0 {
-                sent += r as usize;
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => {}
-                io::ErrorKind::WouldBlock => wait_writable(self.fd),
-                _ => return Err(BenchError(format!("send: {e}"))),
-            }
-        }
-        Ok(())
+        send_all(self.fd, &self.req[..self.req_len]).map_err(|e| BenchError(format!("send: {e}")))
     }
 
     /// Read what has arrived: the head (checked: status 200), then the
@@ -1178,17 +1126,6 @@ impl Drop for WebFlow<'_> {
     fn drop(&mut self) {
         close(self.fd);
     }
-}
-
-/// Wait until `fd` can take more output.
-fn wait_writable(fd: RawFd) {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, 50) };
 }
 
 /// A workload (measured as a load curve over the spec's `load` ladder and
@@ -1449,10 +1386,10 @@ mod tests {
         assert!(KEEPALIVE.parse("maybe").is_err() && LOOP.parse("half").is_err());
         let point = |dirs: &str, lp: &str| {
             Point(vec![
-                ("keepalive", KEEPALIVE.parse("off").unwrap()),
-                ("loop", LOOP.parse(lp).unwrap()),
-                ("rate", RATE.parse("300").unwrap()),
-                ("dirs", DIRS.parse(dirs).unwrap()),
+                (KEEPALIVE.name, KEEPALIVE.parse("off").unwrap()),
+                (LOOP.name, LOOP.parse(lp).unwrap()),
+                (RATE.name, RATE.parse("300").unwrap()),
+                (DIRS.name, DIRS.parse(dirs).unwrap()),
             ])
         };
         let w = FAMILY

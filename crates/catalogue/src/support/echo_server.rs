@@ -3,7 +3,8 @@
 //! request is `size` bytes, which may arrive in pieces; its response, the
 //! same bytes, is written whole. A connection whose client closes (or
 //! resets) is closed and its slot reused, so a workload that opens a
-//! connection per transaction (tcp_crr) runs in constant memory.
+//! connection per transaction (tcp_crr) runs in constant memory. Also the
+//! accepting loop of the servers with a thread per connection (`accept_n`).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -33,6 +34,38 @@ pub enum Until {
     AllGone(u32),
     /// Only when told to stop (connections come and go all the time).
     Stopped,
+}
+
+/// Accept `n` connections on the non-blocking `listener`, handing each to
+/// `take` (blocking, close-on-exec) as it comes: the accepting loop of the
+/// servers with a thread per connection (tcp_rr's `server:threads`, chat).
+/// Between connections it waits in poll at most `POLL_MS`, so that a stop
+/// (`link.should_stop()`) is seen even when clients never come; false:
+/// told to stop before all `n` came.
+pub fn accept_n(
+    listener: RawFd,
+    n: u32,
+    link: &mut dyn ServerLink,
+    take: &mut dyn FnMut(RawFd) -> Fallible,
+) -> Fallible<bool> {
+    let mut accepted = 0;
+    while accepted < n {
+        if link.should_stop() {
+            return Ok(false);
+        }
+        let mut pfd = libc::pollfd {
+            fd: listener,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
+        while let Some(fd) = sockets::try_accept(listener)? {
+            accepted += 1;
+            take(fd)?;
+        }
+    }
+    Ok(true)
 }
 
 /// Serve echo requests of `size` bytes on the connections `listener`
@@ -143,4 +176,68 @@ pub fn serve_epoll(
     }
     close(ep);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::sockets::{connect_loopback, inet_socket, nonblocking_listener};
+    use std::cell::Cell;
+
+    /// A link that asks to stop after `polls` looks.
+    struct StopAfter {
+        polls: Cell<u32>,
+    }
+    impl ServerLink for StopAfter {
+        fn ready(&mut self) -> Fallible {
+            Ok(())
+        }
+        fn should_stop(&self) -> bool {
+            let left = self.polls.get();
+            self.polls.set(left.saturating_sub(1));
+            left == 0
+        }
+    }
+
+    #[test]
+    fn accept_n_takes_every_connection_then_returns() {
+        let (l, port) = nonblocking_listener(16).unwrap();
+        let clients: Vec<RawFd> = (0..3)
+            .map(|_| {
+                let c = inet_socket(libc::SOCK_STREAM).unwrap();
+                connect_loopback(c, port).unwrap();
+                c
+            })
+            .collect();
+        let mut taken = Vec::new();
+        let mut link = StopAfter {
+            polls: Cell::new(1000),
+        };
+        let all = accept_n(l, 3, &mut link, &mut |fd| {
+            taken.push(fd);
+            Ok(())
+        })
+        .unwrap();
+        assert!(all);
+        assert_eq!(taken.len(), 3);
+        // Accepted blocking: a thread per connection reads them so.
+        for &fd in &taken {
+            // SAFETY: fcntl on our own descriptor.
+            let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            assert_eq!(fl & libc::O_NONBLOCK, 0);
+        }
+        taken.into_iter().chain(clients).for_each(close);
+        close(l);
+    }
+
+    #[test]
+    fn accept_n_sees_a_stop_when_clients_never_come() {
+        let (l, _) = nonblocking_listener(16).unwrap();
+        let mut link = StopAfter {
+            polls: Cell::new(2),
+        };
+        let all = accept_n(l, 1, &mut link, &mut |_| panic!("nobody connected")).unwrap();
+        assert!(!all);
+        close(l);
+    }
 }

@@ -75,6 +75,14 @@ pub fn tcp_listener(backlog: i32) -> Fallible<(RawFd, u16)> {
     Ok((fd, port))
 }
 
+/// A non-blocking TCP listener on 127.0.0.1 (port chosen by the kernel),
+/// for a server that waits on it with poll or epoll: (fd, port).
+pub fn nonblocking_listener(backlog: i32) -> Fallible<(RawFd, u16)> {
+    let (fd, port) = tcp_listener(backlog)?;
+    set_nonblocking(fd).inspect_err(|_| sys::close(fd))?;
+    Ok((fd, port))
+}
+
 /// Connect `fd` to 127.0.0.1:`port`. Inline: lat_connect times it.
 #[inline]
 pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
@@ -91,6 +99,13 @@ pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {
 /// could be accepted; None when a non-blocking listener has none queued.
 #[inline]
 pub fn try_accept(listener: RawFd) -> Fallible<Option<RawFd>> {
+    try_accept_with(listener, 0)
+}
+
+/// `try_accept`, the new connection also given accept4's `flags`
+/// (SOCK_NONBLOCK for one served under epoll).
+#[inline]
+pub fn try_accept_with(listener: RawFd, flags: libc::c_int) -> Fallible<Option<RawFd>> {
     loop {
         // SAFETY: accept4 on our listener, no peer address asked for.
         let fd = unsafe {
@@ -98,7 +113,7 @@ pub fn try_accept(listener: RawFd) -> Fallible<Option<RawFd>> {
                 listener,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
+                libc::SOCK_CLOEXEC | flags,
             )
         };
         if fd >= 0 {
@@ -121,9 +136,19 @@ pub fn accept(listener: RawFd) -> Fallible<RawFd> {
         .ok_or_else(|| BenchError("accept: the listener is non-blocking and none is queued".into()))
 }
 
-/// Send all of `buf` on a connected socket, retrying short sends and EINTR,
-/// without SIGPIPE: a peer that has gone is an error (EPIPE/ECONNRESET) the
-/// caller handles, never a signal that kills the process.
+/// Send all of `buf` on a connected socket, blocking or not, retrying
+/// short sends and EINTR, without SIGPIPE: a peer that has gone is an
+/// error (EPIPE/ECONNRESET) the caller handles, never a signal that kills
+/// the process.
+///
+/// A non-blocking socket whose send buffer is full (EAGAIN) is waited on
+/// here, in poll for POLLOUT, and the rest sent: the multiplexed clients
+/// (tcp_rr, web) send a request whole before they read, and what they
+/// send always fits in the peer's buffers once the peer reads, so the
+/// wait ends. The poll is bounded (`SEND_WAIT_MS`) only so that the loop
+/// looks again; it is no time limit. Written on libc directly, without
+/// allocating: this is the send inside the timed transaction, and the
+/// common case is one `send` call that takes everything.
 #[inline]
 pub fn send_all(fd: RawFd, mut buf: &[u8]) -> std::io::Result<()> {
     while !buf.is_empty() {
@@ -136,16 +161,34 @@ pub fn send_all(fd: RawFd, mut buf: &[u8]) -> std::io::Result<()> {
                 libc::MSG_NOSIGNAL,
             )
         };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        if r >= 0 {
+            buf = &buf[r as usize..];
+            continue;
         }
-        buf = &buf[r as usize..];
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => {}
+            std::io::ErrorKind::WouldBlock => wait_writable(fd),
+            _ => return Err(e),
+        }
     }
     Ok(())
+}
+
+/// How long `send_all` waits for room before it tries again.
+const SEND_WAIT_MS: libc::c_int = 50;
+
+/// Wait (at most `SEND_WAIT_MS`) until `fd` can take more output. Out of
+/// line: only a full send buffer comes here.
+#[cold]
+fn wait_writable(fd: RawFd) {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, SEND_WAIT_MS) };
 }
 
 /// A connected TCP pair over loopback: (client, server), Nagle off on both.
@@ -299,6 +342,37 @@ mod tests {
             sys::close(a);
             sys::close(b);
         }
+    }
+
+    /// A non-blocking sender whose buffer fills waits for the reader and
+    /// sends the rest: every byte arrives, in order.
+    #[test]
+    fn send_all_waits_for_room_on_a_non_blocking_socket() {
+        let (c, s) = tcp_pair().unwrap();
+        set_nonblocking(c).unwrap();
+        set_int_opt(c, libc::SOL_SOCKET, libc::SO_SNDBUF, 4096).unwrap();
+        let sent: Vec<u8> = (0..4 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let reader = std::thread::spawn(move || {
+            // Let the sender fill its buffer first.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let mut got = vec![0u8; 4 << 20];
+            sys::read_exact(s, &mut got).unwrap();
+            sys::close(s);
+            got
+        });
+        send_all(c, &sent).unwrap();
+        assert!(reader.join().unwrap() == sent);
+        // The peer gone: an error, not SIGPIPE.
+        let e = loop {
+            if let Err(e) = send_all(c, b"after") {
+                break e;
+            }
+        };
+        assert!(
+            matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)),
+            "{e}"
+        );
+        sys::close(c);
     }
 
     #[test]

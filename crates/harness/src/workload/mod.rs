@@ -36,8 +36,8 @@ use crate::bench::Fallible;
 pub use client::{drive, ClientRecord, OpCpu, Schedule};
 pub use plan::{Budget, Pacing, SweepPlan, TrialPlan};
 pub use sweep::{
-    default_loads, default_loads_from, measure_point, point_from_trials, quick_loads_from,
-    resolve_cpu_counts, sweep, validate, validate_trial, Sweep, SweepObserver,
+    default_loads, default_loads_from, loads_from, measure_point, point_from_trials,
+    quick_loads_from, resolve_cpu_counts, sweep, validate, validate_trial, Sweep, SweepObserver,
 };
 pub use trial::{run_trial, TrialOutcome};
 

@@ -95,6 +95,16 @@ pub fn quick_loads_from(min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
     v
 }
 
+/// The ladder of a workload with a quick form: `quick_loads_from` in a
+/// quick run, `default_loads_from` otherwise.
+pub fn loads_from(quick: bool, min: u32, cpus: usize, max: Option<u32>) -> Vec<u32> {
+    if quick {
+        quick_loads_from(min, cpus, max)
+    } else {
+        default_loads_from(min, cpus, max)
+    }
+}
+
 /// The CPU counts that can be measured on `usable` CPUs, in the order
 /// asked, and those that cannot (more than the machine has). Each count
 /// too large is replaced by all the usable CPUs ("measure what exists"),
@@ -383,6 +393,11 @@ mod tests {
         assert_eq!(quick_loads_from(3, 1, None), vec![3, 4]);
         assert_eq!(quick_loads_from(1, 2, Some(4)), vec![2, 4]);
         assert_eq!(quick_loads_from(1, 4, Some(2)), vec![2]);
+        assert_eq!(loads_from(true, 1, 2, None), quick_loads_from(1, 2, None));
+        assert_eq!(
+            loads_from(false, 1, 2, None),
+            default_loads_from(1, 2, None)
+        );
     }
 
     #[test]
