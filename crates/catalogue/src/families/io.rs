@@ -126,7 +126,7 @@ impl touchstone_harness::Benchmark for Io {
                     Place::Dir(d) => d.clone(),
                     _ => ctx.scratch.clone(),
                 };
-                self.fd = io::test_file(&self.dir, "io", self.size, flags)?;
+                self.fd = io::test_file(&self.dir, "io", self.size, flags, self.bs as u64)?;
             }
         }
         if self.depth > 1 {

@@ -460,28 +460,58 @@ pub fn fill(fd: RawFd, size: u64, buf: &[u8], dir: &Path) -> Fallible {
     Ok(())
 }
 
-/// A test file of `size` bytes in `dir`, unlinked at once, laid out with
-/// buffered writes (as fio lays out its files) and written back, so the
-/// timed work neither allocates it nor meets another file's dirty pages;
-/// then reopened through /proc with the mode's `flags` (O_DIRECT, O_SYNC…).
-pub fn test_file(dir: &Path, what: &str, size: u64, flags: libc::c_int) -> Fallible<RawFd> {
+/// A test file of `size` bytes in `dir`, unlinked at once, laid out as fio
+/// lays out its files: written in blocks of the measurement's `block`,
+/// written back, and its pages then dropped from the page cache
+/// (POSIX_FADV_DONTNEED), so that the timed passes meet only the pages
+/// their own pattern brings in. Why the block matters: the page cache keeps
+/// a file in folios as large as the writes that made them (large folios,
+/// ext4 since Linux 6.16); a file laid out in 1 MB writes and then
+/// overwritten in 32 KB blocks costs about twice as much per write as one
+/// whose folios the 32 KB writes made (docs/validation.md, I/O). Then
+/// reopened through /proc with the mode's `flags` (O_DIRECT, O_SYNC…).
+pub fn test_file(
+    dir: &Path,
+    what: &str,
+    size: u64,
+    flags: libc::c_int,
+    block: u64,
+) -> Fallible<RawFd> {
     let fd = create_unlinked(dir, what, 0)?;
-    let laid = fill(fd, size, &vec![0x5au8; 1 << 20], dir).and_then(|_| {
+    // Blocks under a page make page-sized folios all the same.
+    let chunk = block.clamp(sys::page_size() as u64, 4 << 20) as usize;
+    let laid = fill(fd, size, &vec![0x5au8; chunk], dir).and_then(|_| {
         // SAFETY: our descriptor.
-        sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|_| ())
+        sys::check(unsafe { libc::fsync(fd) }, "fsync")?;
+        // SAFETY: our descriptor; advice on clean pages of our own file.
+        match unsafe { libc::posix_fadvise(fd, 0, size as libc::off_t, libc::POSIX_FADV_DONTNEED) }
+        {
+            0 => Ok(()),
+            e => Err(BenchError(format!(
+                "posix_fadvise(DONTNEED): {}",
+                std::io::Error::from_raw_os_error(e)
+            ))),
+        }
     });
     if let Err(e) = laid {
         sys::close(fd);
         return Err(e);
     }
+    reopen(fd, flags)
+}
+
+/// Reopen an unlinked file through /proc with the mode's extra open flags
+/// (closing the first descriptor); with no flags, the same descriptor.
+pub fn reopen(fd: RawFd, flags: libc::c_int) -> Fallible<RawFd> {
     if flags == 0 {
         return Ok(fd);
     }
-    let path = sys::cstring(format!("/proc/self/fd/{fd}"))?;
+    let path = sys::cstring(format!("/proc/self/fd/{fd}"));
     // SAFETY: a NUL-terminated path.
-    let again = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
+    let again =
+        path.map(|p| unsafe { libc::open(p.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) });
     sys::close(fd);
-    sys::check(again, "reopen the test file with the mode's flags")
+    sys::check(again?, "reopen the test file with the mode's flags")
 }
 
 /// The error of a failed write, naming a full file system as such.
@@ -793,6 +823,32 @@ mod tests {
         let zeros = z.iter().filter(|&&o| o == 0).count();
         assert!(zeros > z.len() / 10, "rank 0 is the most popular: {zeros}");
         assert!(z.iter().all(|&o| o % bs == 0 && o < size));
+    }
+
+    /// The test file is laid out and written back, then its pages leave the
+    /// page cache, so a timed pass meets only the folios its own blocks make
+    /// (tmpfs keeps its pages: it has nowhere else to keep them).
+    #[test]
+    fn test_files_leave_the_page_cache_after_layout() {
+        let dir = tempfile::tempdir_in(scratch_parent()).unwrap();
+        let size = 1 << 20;
+        let fd = test_file(dir.path(), "layout", size, 0, 32 << 10).unwrap();
+        let cached = resident_fraction(fd, size).unwrap();
+        let mut got = vec![0u8; size as usize];
+        // SAFETY: reading into our buffer from our descriptor.
+        let r = unsafe { libc::pread(fd, got.as_mut_ptr() as *mut libc::c_void, got.len(), 0) };
+        sys::close(fd);
+        assert_eq!(r, size as isize);
+        assert!(got.iter().all(|&b| b == 0x5a), "laid out in full");
+        match mount_of(dir.path()).map(|m| m.fs_type) {
+            Some(fs) if fs == "tmpfs" || fs == "ramfs" => eprintln!("{fs}: pages stay"),
+            _ => assert!(cached < 0.1, "{:.0} % still cached", cached * 100.0),
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "unlinked"
+        );
     }
 
     #[test]
