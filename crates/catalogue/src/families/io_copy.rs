@@ -45,10 +45,7 @@ impl touchstone_harness::Benchmark for IoCopy {
     }
 
     fn prepare(&mut self, _n: u64) -> Fallible {
-        if self.drop_caches {
-            io::drop_caches()?;
-        }
-        Ok(())
+        io::prepare_interval(self.drop_caches)
     }
 
     /// Timed: `n` copies, each ftruncate(2) of the destination to 0 (dd's
@@ -139,17 +136,12 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "bs",
-            help: "block size of each read and write (002: 16k, 128k)",
-            kind: Kind::Size {
-                min: 512,
-                max: 64 << 20,
-            },
-            default: &["16k", "128k"],
-            quick: &[],
-            positional: false,
-        },
+        io::block_param(
+            "block size of each read and write (002: 16k, 128k)",
+            64 << 20,
+            &["16k", "128k"],
+            &[],
+        ),
         Param {
             name: "mode",
             help: "buffered, or direct (O_DIRECT on both files, dd's iflag=direct oflag=direct)",
@@ -158,17 +150,7 @@ pub const FAMILY: Family = Family {
             quick: &[],
             positional: false,
         },
-        Param {
-            name: "size",
-            help: "bytes copied per pass",
-            kind: Kind::Size {
-                min: 512,
-                max: 1 << 40,
-            },
-            default: &["64m"],
-            quick: &["16m"],
-            positional: false,
-        },
+        io::size_param("bytes copied per pass", &["64m"], &["16m"]),
     ],
     default_suite: false,
     ..Family::new(

@@ -238,17 +238,7 @@ pub const FAMILY: Family = Family {
             quick: &[],
             positional: false,
         },
-        Param {
-            name: "bs",
-            help: "block size of each read or write",
-            kind: Kind::Size {
-                min: 512,
-                max: 4 << 20,
-            },
-            default: &["8k"],
-            quick: &[],
-            positional: false,
-        },
+        io::block_param("block size of each read or write", 4 << 20, &["8k"], &[]),
         Param {
             name: "mode",
             help: "buffered, dsync (O_DSYNC) or direct (O_DIRECT)",
@@ -265,17 +255,7 @@ pub const FAMILY: Family = Family {
             quick: &["own"],
             positional: false,
         },
-        Param {
-            name: "size",
-            help: "bytes of each file",
-            kind: Kind::Size {
-                min: 512,
-                max: 1 << 40,
-            },
-            default: &["4m"],
-            quick: &[],
-            positional: false,
-        },
+        io::size_param("bytes of each file", &["4m"], &[]),
     ],
     ..Family::workload(
         "io_load",

@@ -19,6 +19,7 @@ use touchstone_harness::{BenchError, Fallible};
 use super::memory::Rng;
 use super::sys::{self, errno};
 use super::zipf::{unit, Zipf};
+use crate::params::{Kind, Param};
 
 /// The seed of every random offset sequence: the same blocks in the same
 /// order on every machine, so that results compare (seed 004).
@@ -534,29 +535,22 @@ pub fn resident_fraction(fd: RawFd, size: u64) -> Option<f64> {
     if size == 0 {
         return None;
     }
-    let page = sys::page_size();
     let len = size as usize;
-    // SAFETY: mapping our file read-only; never dereferenced.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return None;
-    }
-    let pages = len.div_ceil(page);
-    let mut vec = vec![0u8; pages];
+    let p = super::files::map(fd, len).ok()?;
+    let mut vec = vec![0u8; len.div_ceil(sys::page_size())];
     // SAFETY: our mapping and a vector of one byte per page.
-    let r = unsafe { libc::mincore(p, len, vec.as_mut_ptr()) };
-    // SAFETY: unmapping what we mapped.
-    unsafe { libc::munmap(p, len) };
-    (r == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count() as f64 / pages as f64)
+    let r = unsafe { libc::mincore(p as *mut libc::c_void, len, vec.as_mut_ptr()) };
+    super::files::unmap(p, len);
+    (r == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count() as f64 / vec.len() as f64)
+}
+
+/// The `prepare` of the I/O micro-benchmarks: with `--drop-caches`, drop
+/// the page cache before every interval.
+pub fn prepare_interval(drop: bool) -> Fallible {
+    if drop {
+        drop_caches()?;
+    }
+    Ok(())
 }
 
 /// Write back and drop the clean page cache, dentries and inodes (root).
@@ -568,6 +562,43 @@ pub fn drop_caches() -> Fallible {
             "--drop-caches: writing /proc/sys/vm/drop_caches: {e}"
         ))
     })
+}
+
+/// The `bs` parameter of the I/O families: from 512 B up to `max`.
+pub const fn block_param(
+    help: &'static str,
+    max: u64,
+    default: &'static [&'static str],
+    quick: &'static [&'static str],
+) -> Param {
+    Param {
+        name: "bs",
+        help,
+        kind: Kind::Size { min: 512, max },
+        default,
+        quick,
+        positional: false,
+    }
+}
+
+/// The `size` parameter of the I/O families: the bytes of one file (one
+/// pass), from 512 B to 1 TB.
+pub const fn size_param(
+    help: &'static str,
+    default: &'static [&'static str],
+    quick: &'static [&'static str],
+) -> Param {
+    Param {
+        name: "size",
+        help,
+        kind: Kind::Size {
+            min: 512,
+            max: 1 << 40,
+        },
+        default,
+        quick,
+        positional: false,
+    }
 }
 
 // --------------------------------------------------------- offset sequences
