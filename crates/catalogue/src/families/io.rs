@@ -126,7 +126,7 @@ impl touchstone_harness::Benchmark for Io {
                     Place::Dir(d) => d.clone(),
                     _ => ctx.scratch.clone(),
                 };
-                self.fd = io::test_file(&self.dir, "io", self.size, flags)?;
+                self.fd = io::test_file(&self.dir, "io", self.size, flags, self.bs as u64)?;
             }
         }
         if self.depth > 1 {
@@ -136,10 +136,7 @@ impl touchstone_harness::Benchmark for Io {
     }
 
     fn prepare(&mut self, _n: u64) -> Fallible {
-        if self.drop_caches {
-            io::drop_caches()?;
-        }
-        Ok(())
+        io::prepare_interval(self.drop_caches)
     }
 
     /// Timed: `n` passes over the fixed sequence of `size / bs` offsets,
@@ -400,17 +397,12 @@ const PARAMS: &[Param] = &[
         quick: &[],
         positional: false,
     },
-    Param {
-        name: "bs",
-        help: "block size of each read or write",
-        kind: Kind::Size {
-            min: 512,
-            max: 4 << 20,
-        },
-        default: &["512", "8k", "32k", "1m"],
-        quick: &["8k", "1m"],
-        positional: false,
-    },
+    io::block_param(
+        "block size of each read or write",
+        4 << 20,
+        &["512", "8k", "32k", "1m"],
+        &["8k", "1m"],
+    ),
     Param {
         name: "mode",
         help: "buffered; buffered+fsync (one final fsync per pass, timed apart as fsync_ms); osync (O_SYNC); dsync (O_DSYNC); direct (O_DIRECT, aligned buffers)",
@@ -427,17 +419,11 @@ const PARAMS: &[Param] = &[
         quick: &[],
         positional: false,
     },
-    Param {
-        name: "size",
-        help: "the file (the fixed volume of one pass); larger than memory to measure the disk with buffered reads",
-        kind: Kind::Size {
-            min: 512,
-            max: 1 << 40,
-        },
-        default: &["4m"],
-        quick: &[],
-        positional: false,
-    },
+    io::size_param(
+        "the file (the fixed volume of one pass); larger than memory to measure the disk with buffered reads",
+        &["4m"],
+        &[],
+    ),
     Param {
         name: "sigma",
         help: "gauss: the deviation of the offsets (004: 160k over 4m)",

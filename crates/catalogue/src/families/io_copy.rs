@@ -4,9 +4,10 @@
 //! iteration copies the whole source (a fixed volume, `size`), after
 //! truncating the destination as dd's O_TRUNC does; MB/s counts the bytes
 //! copied once. Both files are made in setup in the scratch directory or
-//! `--dir` and unlinked at once. `direct` opens both with O_DIRECT (dd's
-//! iflag=direct oflag=direct). A block device is refused: io_copy copies
-//! files.
+//! `--dir` and unlinked at once; the source is laid out as `io` lays out
+//! its file (blocks of `bs`, written back, its pages then dropped).
+//! `direct` opens both with O_DIRECT (dd's iflag=direct oflag=direct). A
+//! block device is refused: io_copy copies files.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -15,7 +16,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::io::{self, create_unlinked, fill, SyncMode};
+use crate::support::io::{self, create_unlinked, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
 
@@ -32,42 +33,19 @@ pub struct IoCopy {
     buf: Option<Buf>,
 }
 
-/// Reopen an unlinked file through /proc with extra open flags.
-fn reopen(fd: RawFd, flags: libc::c_int) -> Fallible<RawFd> {
-    let path = sys::cstring(format!("/proc/self/fd/{fd}"))?;
-    // SAFETY: a NUL-terminated path.
-    let fd2 = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
-    sys::close(fd);
-    sys::check(fd2, "reopen the test file with O_DIRECT")
-}
-
 impl touchstone_harness::Benchmark for IoCopy {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         self.at = self.dir.clone().unwrap_or_else(|| ctx.scratch.clone());
         self.buf = Some(Buf::new(self.bs, Pages::Default)?);
-        let src = create_unlinked(&self.at, "io_copy-src", 0)?;
-        let laid = fill(src, self.size, &vec![0x5au8; 1 << 20], &self.at);
-        // SAFETY: our descriptor.
-        let synced =
-            laid.and_then(|_| sys::check(unsafe { libc::fsync(src) }, "fsync").map(|_| ()));
-        if let Err(e) = synced {
-            sys::close(src);
-            return Err(e);
-        }
-        self.src = src;
-        self.dst = create_unlinked(&self.at, "io_copy-dst", 0)?;
-        if self.mode == SyncMode::Direct {
-            self.src = reopen(self.src, libc::O_DIRECT)?;
-            self.dst = reopen(self.dst, libc::O_DIRECT)?;
-        }
+        // dd's iflag=direct oflag=direct.
+        let flags = self.mode.open_flags();
+        self.src = io::test_file(&self.at, "io_copy-src", self.size, flags, self.bs as u64)?;
+        self.dst = io::reopen(create_unlinked(&self.at, "io_copy-dst", 0)?, flags)?;
         Ok(())
     }
 
     fn prepare(&mut self, _n: u64) -> Fallible {
-        if self.drop_caches {
-            io::drop_caches()?;
-        }
-        Ok(())
+        io::prepare_interval(self.drop_caches)
     }
 
     /// Timed: `n` copies, each ftruncate(2) of the destination to 0 (dd's
@@ -158,17 +136,12 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "bs",
-            help: "block size of each read and write (002: 16k, 128k)",
-            kind: Kind::Size {
-                min: 512,
-                max: 64 << 20,
-            },
-            default: &["16k", "128k"],
-            quick: &[],
-            positional: false,
-        },
+        io::block_param(
+            "block size of each read and write (002: 16k, 128k)",
+            64 << 20,
+            &["16k", "128k"],
+            &[],
+        ),
         Param {
             name: "mode",
             help: "buffered, or direct (O_DIRECT on both files, dd's iflag=direct oflag=direct)",
@@ -177,17 +150,7 @@ pub const FAMILY: Family = Family {
             quick: &[],
             positional: false,
         },
-        Param {
-            name: "size",
-            help: "bytes copied per pass",
-            kind: Kind::Size {
-                min: 512,
-                max: 1 << 40,
-            },
-            default: &["64m"],
-            quick: &["16m"],
-            positional: false,
-        },
+        io::size_param("bytes copied per pass", &["64m"], &["16m"]),
     ],
     default_suite: false,
     ..Family::new(

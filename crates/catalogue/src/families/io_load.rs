@@ -15,7 +15,8 @@
 //! (`seq` or `rand`, every block once, then again), starting at its own
 //! share of the sequence so that readers of a shared file do not move in
 //! step. The files are made in `prepare` in the trial's scratch directory
-//! or `--dir` (unlinked at once, laid out and written back), opened with
+//! or `--dir` (unlinked at once, laid out in blocks of `bs`, written back
+//! and dropped from the page cache, as `io` does), opened with
 //! the mode's flags and inherited by the clients; they are kept for the
 //! sweep's later trials (more are made when the load grows) and closed
 //! when the workload is dropped. Timed (by the engine, per operation): one
@@ -103,7 +104,13 @@ impl Workload for IoLoad {
         self.at = self.dir.clone().unwrap_or_else(|| ctx.scratch.clone());
         let want = if self.shared { 1 } else { ctx.load as usize };
         while self.fds.len() < want {
-            let fd = io::test_file(&self.at, "io_load", self.size, self.mode.open_flags())?;
+            let fd = io::test_file(
+                &self.at,
+                "io_load",
+                self.size,
+                self.mode.open_flags(),
+                self.bs as u64,
+            )?;
             self.fds.push(fd);
         }
         Ok(())
@@ -231,17 +238,7 @@ pub const FAMILY: Family = Family {
             quick: &[],
             positional: false,
         },
-        Param {
-            name: "bs",
-            help: "block size of each read or write",
-            kind: Kind::Size {
-                min: 512,
-                max: 4 << 20,
-            },
-            default: &["8k"],
-            quick: &[],
-            positional: false,
-        },
+        io::block_param("block size of each read or write", 4 << 20, &["8k"], &[]),
         Param {
             name: "mode",
             help: "buffered, dsync (O_DSYNC) or direct (O_DIRECT)",
@@ -258,17 +255,7 @@ pub const FAMILY: Family = Family {
             quick: &["own"],
             positional: false,
         },
-        Param {
-            name: "size",
-            help: "bytes of each file",
-            kind: Kind::Size {
-                min: 512,
-                max: 1 << 40,
-            },
-            default: &["4m"],
-            quick: &[],
-            positional: false,
-        },
+        io::size_param("bytes of each file", &["4m"], &[]),
     ],
     ..Family::workload(
         "io_load",
