@@ -79,3 +79,13 @@ pub fn stored_runs(s: &Sandbox) -> Vec<Value> {
         .unwrap()
         .clone()
 }
+
+/// The names of a run's measurements (a run of an exported or shown document).
+pub fn measurement_names(run: &Value) -> Vec<&str> {
+    run["measurements"]
+        .as_array()
+        .expect("a run's measurements")
+        .iter()
+        .map(|m| m["name"].as_str().expect("a measurement's name"))
+        .collect()
+}

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{measurement_names, text, Sandbox};
 
 const PARTITION: &str = "tsq";
 
@@ -441,12 +441,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
         run["host"]["hostname"].as_str().unwrap(),
         short_hostname_full()
     );
-    let names: Vec<&str> = run["measurements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = measurement_names(run);
     assert!(
         names.iter().any(|n| n.starts_with("lat_syscall/null")),
         "{names:?}"

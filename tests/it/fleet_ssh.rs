@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{measurement_names, text, Sandbox};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -475,12 +475,7 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
         let name = host["hostname"].as_str().unwrap().to_string();
         let id = host["machine_id"].as_str().unwrap_or("").to_string();
         assert_eq!(id.len(), 32, "{host}");
-        let names: Vec<&str> = r["measurements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["name"].as_str().unwrap())
-            .collect();
+        let names = measurement_names(r);
         if names.iter().any(|n| n.contains("/remote:")) {
             pair_runs += 1;
             assert_eq!(name, "node-2", "the client of the pair ran it");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{measurement_names, text, Sandbox};
 
 /// A tmpfs mounted for one test, unmounted and removed on drop (also when
 /// the test fails).
@@ -155,12 +155,7 @@ fn a_full_file_system_fails_clearly_keeps_earlier_results_and_leaves_nothing() {
     assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
     let shown = s.run(&["show", "full", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("a stored run");
-    let names: Vec<&str> = v["runs"][0]["measurements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = measurement_names(&v["runs"][0]);
     assert!(
         names.iter().any(|n| n.contains("size:256k")),
         "the earlier case's result is kept: {names:?}"
