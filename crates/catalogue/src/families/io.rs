@@ -36,9 +36,10 @@ use touchstone_results::{Measurement, Warning, WarningCode};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::io::{self, latency_extras, now_ns, offsets, Pattern, Ring, SyncMode};
+use crate::support::io::{self, latency_extras, offsets, Pattern, Ring, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
+use touchstone_harness::clock::now_ns;
 
 /// Where one process's file lives.
 #[derive(Debug, Clone)]

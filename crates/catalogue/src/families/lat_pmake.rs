@@ -14,13 +14,7 @@ use crate::support::sys::{self, Pid};
 /// clock counts too: a job is charged exactly what it consumed).
 fn burn(ns: u64) {
     let cpu = || {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        touchstone_harness::workload::cpu::cpu_time_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
     };
     let start = cpu();
     let mut x = 1u64;

@@ -43,7 +43,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use touchstone_harness::workload::{
-    default_loads_from, tasks_error, tasks_limit, Client, ClientContext, TrialContext, Workload,
+    cpu, default_loads_from, tasks_error, tasks_limit, Client, ClientContext, TrialContext,
+    Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
@@ -849,13 +850,7 @@ impl Client for OltpClient {
 
 /// This thread's CPU time, ns.
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: fills a local struct.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    cpu::cpu_time_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
 /// Another process's CPU time from `/proc/PID/schedstat` (its first field,

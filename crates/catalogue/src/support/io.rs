@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
+use touchstone_harness::clock::now_ns;
 use touchstone_harness::{BenchError, Fallible};
 
 use super::memory::Rng;
@@ -651,18 +652,6 @@ pub fn offsets(pattern: Pattern, size: u64, bs: u64) -> Vec<u64> {
 }
 
 // ------------------------------------------------------ per-op latency
-
-/// Now on CLOCK_MONOTONIC, in ns (vDSO: tens of ns, no system call).
-#[inline]
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: our timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// Upper bounds (µs) of the coarse latency histogram kept as extras; the
 /// last bucket holds the rest.
