@@ -14,6 +14,7 @@ mod io_safety;
 mod mem;
 mod multiuser;
 mod oltp;
+mod output;
 mod proc;
 mod session;
 mod store;

@@ -1,7 +1,8 @@
 //! The `touchstone` command: parse → plan → run → store → print. Errors are
 //! printed once, here, and the exit code is decided in one place:
 //! 0 success, 1 a measurement failed, 2 bad input (arguments, files,
-//! databases), 130 interrupted.
+//! databases), 130 interrupted. Output to a reader that has gone
+//! (`| head`) ends quietly (see `output`).
 
 mod args;
 mod cmd;
@@ -24,11 +25,12 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match cmd::dispatch(args) {
+    let code = match cmd::dispatch(args) {
         Ok(()) => 0,
         Err(e) => {
             output::eprint_line(&format!("touchstone: {e}"));
             e.exit_code()
         }
-    }
+    };
+    output::finish(code)
 }

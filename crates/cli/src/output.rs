@@ -2,7 +2,19 @@
 //! - text for the user (`print`, `eprint_line`): stripped of control
 //!   characters and escape sequences (`touchstone_report::sanitize`), since
 //!   stored and imported runs carry strings someone else wrote; JSON
-//!   (`print_json`) keeps them as JSON escapes;
+//!   (`print_json`) keeps them as JSON escapes; text of our own making
+//!   (completion scripts, manual pages) goes out as it is (`print_raw`);
+//! - standard output whose reader has gone (`touchstone report | head`):
+//!   what follows is dropped and the command ends as it would have, status
+//!   0 when nothing else failed — what ripgrep does. Rust ignores SIGPIPE,
+//!   so the closed pipe arrives as an EPIPE error rather than the signal
+//!   that ends a C tool with 141; restoring the signal instead would let
+//!   any write to a closed pipe (ssh's stdin in a fleet run, a workload's
+//!   own pipes) kill touchstone before it stops its children and removes
+//!   its scratch files. Another failure to write standard output (a full
+//!   disk behind `>`) is reported once, at the end (`finish`), status 2.
+//!   Standard error that cannot be written is given up silently: there is
+//!   nowhere left to say so;
 //! - files (`write_file`): never onto the store or its -wal/-shm/-journal
 //!   (compared by device and inode, and by name for those not there yet),
 //!   always atomically: a temporary file in the target's directory, created
@@ -15,26 +27,81 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use touchstone_harness::scratch::random_suffix;
 use touchstone_report::sanitize::{json_text, terminal_text};
 
 use crate::error::CliError;
 
+/// Standard output's reader has gone: nothing more is written there.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// The first other error writing standard output.
+static STDOUT_FAILED: Mutex<Option<String>> = Mutex::new(None);
+
+/// The one place that writes standard output (see the header).
+fn write_stdout(bytes: &[u8]) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed)
+        }
+        Err(e) => {
+            let mut failed = STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner());
+            failed.get_or_insert_with(|| e.to_string());
+        }
+    }
+}
+
+/// The exit code once the command is done with `code`: a closed pipe
+/// changes nothing; another failure to write standard output, unless the
+/// command failed already, is reported and is status 2.
+pub fn finish(code: i32) -> i32 {
+    let failed = STDOUT_FAILED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    match failed {
+        Some(e) if code == 0 => {
+            eprint_line(&format!("touchstone: cannot write to standard output: {e}"));
+            2
+        }
+        _ => code,
+    }
+}
+
 /// Print to standard output, sanitized.
 pub fn print(text: &str) {
-    print!("{}", terminal_text(text));
+    write_stdout(terminal_text(text).as_bytes());
 }
 
 /// Print JSON to standard output, its control characters as JSON escapes
 /// (the same document, safe on a terminal).
 pub fn print_json(json: &str) {
-    print!("{}", json_text(json));
+    write_stdout(json_text(json).as_bytes());
+}
+
+/// Print text of touchstone's own making (no stored strings in it) as it is.
+pub fn print_raw(bytes: &[u8]) {
+    write_stdout(bytes);
 }
 
 /// Print a line to standard error, sanitized.
 pub fn eprint_line(text: &str) {
-    eprintln!("{}", terminal_text(text));
+    eprint(&format!("{text}\n"));
+}
+
+/// Print to standard error, sanitized, with no newline added (a prompt).
+pub fn eprint(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(terminal_text(text).as_bytes())
+        .and_then(|()| err.flush());
 }
 
 /// The files SQLite keeps a store in: the database and its companions.

@@ -25,7 +25,9 @@ impl Progress {
     pub fn new(total: usize) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| bar(total));
         if bar.is_none() && total > 0 {
-            eprintln!("measuring {total} case(s); the figures follow when all are done");
+            crate::output::eprint_line(&format!(
+                "measuring {total} case(s); the figures follow when all are done"
+            ));
         }
         Progress {
             bar,
@@ -81,7 +83,7 @@ impl Progress {
     pub fn line(&self, text: &str) {
         match &self.bar {
             Some(b) => b.println(text),
-            None => eprintln!("{text}"),
+            None => crate::output::eprint_line(text),
         }
     }
 

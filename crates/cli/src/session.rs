@@ -555,7 +555,7 @@ impl Session {
         }
         let run = &self.run;
         if as_json {
-            println!("{}", json::to_string(vec![run.clone()]));
+            crate::output::print_json(&format!("{}\n", json::to_string(vec![run.clone()])));
         } else {
             crate::output::print(&format!(
                 "{}\n{}{}{}",
@@ -566,15 +566,17 @@ impl Session {
             ));
             let waiting = self.unstored.len() + self.unstored_curves.len();
             match (&self.store, &closed) {
-                (Some(s), Ok(())) if waiting == 0 => {
-                    println!("stored as run {} in {}", run.id, s.path().display())
-                }
-                (Some(s), Ok(())) => println!(
-                    "stored as run {} in {}, without {waiting} result(s) the store refused \
-                     (shown above)",
+                (Some(s), Ok(())) if waiting == 0 => crate::output::print(&format!(
+                    "stored as run {} in {}\n",
                     run.id,
                     s.path().display()
-                ),
+                )),
+                (Some(s), Ok(())) => crate::output::print(&format!(
+                    "stored as run {} in {}, without {waiting} result(s) the store refused \
+                     (shown above)\n",
+                    run.id,
+                    s.path().display()
+                )),
                 _ => {}
             }
         }

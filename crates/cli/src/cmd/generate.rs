@@ -3,19 +3,21 @@
 //! the command-line definition itself, at run time, so they always match
 //! the binary that prints them (no build step, nothing to keep in sync).
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::CommandFactory;
 
 use crate::args::Cli;
 use crate::error::CliError;
+use crate::output;
 
 pub fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(shell, &mut cmd, "touchstone", &mut out);
-    out.flush().map_err(|e| stdout_error(&e))
+    // Into memory first: clap_complete panics when its writer fails.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "touchstone", &mut script);
+    output::print_raw(&script);
+    Ok(())
 }
 
 /// The main page on standard output, or every page (touchstone.1,
@@ -25,10 +27,8 @@ pub fn man(dir: Option<&Path>) -> Result<(), CliError> {
     cmd.build();
     match dir {
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(page(&cmd).as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| stdout_error(&e))
+            output::print_raw(page(&cmd).as_bytes());
+            Ok(())
         }
         Some(d) => {
             let write = |c: &clap::Command| {
@@ -46,7 +46,7 @@ pub fn man(dir: Option<&Path>) -> Result<(), CliError> {
                     path: d.display().to_string(),
                     message: format!("cannot write the manual pages: {e}"),
                 })?;
-            println!("manual pages written to {}", d.display());
+            output::print(&format!("manual pages written to {}\n", d.display()));
             Ok(())
         }
     }
@@ -86,11 +86,4 @@ fn roff_lines(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn stdout_error(e: &std::io::Error) -> CliError {
-    CliError::File {
-        path: "standard output".into(),
-        message: e.to_string(),
-    }
 }

@@ -34,16 +34,16 @@ struct FamilyInfo {
 pub fn list(json: bool) -> Result<(), CliError> {
     let infos = family_infos();
     if json {
-        println!(
-            "{}",
+        crate::output::print_json(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&infos).expect("serialisable")
-        );
+        ));
         return Ok(());
     }
-    print!(
-        "{}",
-        listing(&infos, touchstone_report::terminal::listing_width())
-    );
+    crate::output::print(&listing(
+        &infos,
+        touchstone_report::terminal::listing_width(),
+    ));
     Ok(())
 }
 

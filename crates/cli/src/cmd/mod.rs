@@ -101,7 +101,7 @@ pub fn db_path(db: Option<PathBuf>) -> PathBuf {
 pub fn open(db: Option<PathBuf>, mode: Open) -> Result<Store, CliError> {
     let store = Store::open(&db_path(db), mode)?;
     for notice in store.notices() {
-        eprintln!("warning: {notice}");
+        crate::output::eprint_line(&format!("warning: {notice}"));
     }
     Ok(store)
 }

@@ -316,12 +316,12 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             .map(|(name, why)| format!("{name}: {why}"))
             .collect();
         if a.json {
-            println!(
-                "{}",
+            crate::output::print_json(&format!(
+                "{}\n",
                 serde_json::to_string_pretty(&dry).expect("serialisable")
-            );
+            ));
         } else {
-            print!("{}", dry.text());
+            crate::output::print(&dry.text());
         }
         return Ok(());
     }

@@ -50,19 +50,18 @@ pub fn serve(a: &ServeArgs) -> Result<(), CliError> {
     }
     // The line `fleet run` waits for; flushed at once (stdout is a pipe).
     let me = touchstone_results::host::collect().identity();
-    println!("listening on {bound} (TCP and UDP) as {me}");
-    let _ = std::io::Write::flush(&mut std::io::stdout());
+    crate::output::print(&format!("listening on {bound} (TCP and UDP) as {me}\n"));
     remote::serve(tcp, udp, &limits).map_err(|e| CliError::File {
         path: bound.to_string(),
         message: e,
     })?;
-    eprintln!(
+    crate::output::eprint_line(&format!(
         "touchstone serve: stopping ({})",
         if limits.client_gone.load(Ordering::SeqCst) {
             "the client is gone"
         } else {
             "idle timeout"
         }
-    );
+    ));
     Ok(())
 }

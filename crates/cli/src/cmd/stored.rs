@@ -88,7 +88,9 @@ pub fn load_readable(store: &Store, ids: &[String]) -> Result<Vec<Run>, CliError
     for id in ids {
         match store.load_run(id) {
             Ok(run) => runs.push(run),
-            Err(e @ StoreError::Unreadable { .. }) => eprintln!("warning: skipped: {e}"),
+            Err(e @ StoreError::Unreadable { .. }) => {
+                output::eprint_line(&format!("warning: skipped: {e}"))
+            }
             Err(e) => return Err(e.into()),
         }
     }
@@ -102,7 +104,7 @@ fn confirm(question: &str, yes: bool) -> bool {
     if yes || unsafe { libc::isatty(libc::STDIN_FILENO) } != 1 {
         return true;
     }
-    eprint!("{question} [y/N] ");
+    output::eprint(&format!("{question} [y/N] "));
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).is_ok()
@@ -130,7 +132,7 @@ fn named_rows(
 
 pub fn delete(store: &mut Store, specs: &[String], yes: bool) -> Result<(), CliError> {
     let rows = named_rows(store, specs)?;
-    eprint!("{}", terminal::runs(&rows));
+    output::eprint(&terminal::runs(&rows));
     if !confirm(
         &format!(
             "delete these {} run(s) and their measurements from {}?",
@@ -139,17 +141,17 @@ pub fn delete(store: &mut Store, specs: &[String], yes: bool) -> Result<(), CliE
         ),
         yes,
     ) {
-        println!("nothing deleted");
+        print("nothing deleted\n");
         return Ok(());
     }
     let ids: Vec<String> = rows.into_iter().map(|r| r.id).collect();
     store.delete_runs(&ids)?;
-    println!(
-        "deleted {} run(s) from {}: {}",
+    print(&format!(
+        "deleted {} run(s) from {}: {}\n",
         ids.len(),
         store.path().display(),
         ids.join(", ")
-    );
+    ));
     Ok(())
 }
 
@@ -175,13 +177,13 @@ pub fn relabel(store: &mut Store, spec: &str, label: &str, yes: bool) -> Result<
         None => format!("remove the label of run {id}?"),
     };
     if !confirm(&question, yes) {
-        println!("nothing changed");
+        print("nothing changed\n");
         return Ok(());
     }
     store.relabel(&id, label)?;
     match label {
-        Some(l) => println!("run {id} is now labelled '{l}'"),
-        None => println!("run {id} has no label now"),
+        Some(l) => print(&format!("run {id} is now labelled '{l}'\n")),
+        None => print(&format!("run {id} has no label now\n")),
     }
     Ok(())
 }

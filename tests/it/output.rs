@@ -1,0 +1,91 @@
+//! Where the command's output goes: a reader that has gone (`| head`)
+//! ends every command quietly, and a standard output that cannot be
+//! written for another reason is an error said once.
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Output, Stdio};
+
+use crate::common::{quick_run, text, Sandbox};
+
+/// Run `args` with standard output a pipe whose reading end is already
+/// closed, so that the first write fails with EPIPE (as `| head` does once
+/// head has its lines), whatever the output's size or timing.
+fn into_a_closed_pipe(s: &Sandbox, args: &[&str]) -> Output {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills a local array; both descriptors are ours.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    s.cmd()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// `report | head`, `show last | head`, `export | head` panicked ("failed
+/// printing to stdout: Broken pipe") and exited 101; every command that
+/// prints now ends with status 0 and says nothing.
+#[test]
+fn output_into_a_closed_pipe_ends_every_command_quietly() {
+    let s = Sandbox::new();
+    let a = quick_run(&s, "a");
+    let b = quick_run(&s, "b");
+    let commands: &[&[&str]] = &[
+        &["report"],
+        &["report", "--format", "json"],
+        &["show", "last"],
+        &["show", "last", "--json"],
+        &["export"],
+        &["runs"],
+        &["runs", "--json"],
+        &["compare", &a, &b],
+        &["list"],
+        &["list", "--json"],
+        &["completions", "bash"],
+        &["man"],
+        &["run", "null_loop", "--quick", "--no-store"],
+        &["run", "null_loop", "--quick", "--dry-run"],
+    ];
+    for args in commands {
+        let o = into_a_closed_pipe(&s, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+    }
+    // A run whose table went nowhere is stored all the same.
+    let o = into_a_closed_pipe(&s, &["run", "null_loop", "--quick", "--label", "c"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let runs = s.run(&["runs", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+}
+
+/// A full disk behind `>` is not a closed pipe: the command says it could
+/// not write and exits 2.
+#[test]
+fn a_standard_output_that_cannot_be_written_is_an_error() {
+    let s = Sandbox::new();
+    quick_run(&s, "a");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = s
+        .cmd()
+        .args(["report"])
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot write to standard output") && err.contains("No space left"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
