@@ -685,3 +685,55 @@ fn a_damaged_stored_document_is_skipped_with_a_warning_and_can_be_deleted() {
     assert!(report.status.success());
     assert!(report.stderr.is_empty(), "{}", text(&report));
 }
+
+/// `compare GOOD BAD` said "none of the runs to compare can be read" when
+/// GOOD could be: the error names the run that cannot be read and why, and
+/// `report` over damaged runs only names each of them the same way.
+#[test]
+fn compare_with_an_unreadable_run_names_that_run_and_why() {
+    let s = Sandbox::new();
+    let good = quick_run(&s, "good");
+    let bad = quick_run(&s, "bad");
+    rusqlite::Connection::open(s.db())
+        .unwrap()
+        .execute(
+            "UPDATE measurements SET doc = '{\"name\": \"null_loop\", trunc' WHERE run_id = ?1",
+            [&bad],
+        )
+        .unwrap();
+    let o = s.run(&["compare", &good, &bad]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(!out.contains("none of the runs"), "{out}");
+    assert!(
+        out.contains(&format!("nothing to compare run {good} with")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("run {bad} cannot be read: its stored measurement")),
+        "{out}"
+    );
+    assert!(out.contains(&format!("runs delete {bad}")), "{out}");
+    // Said once: no warning about the same run before the error.
+    assert_eq!(
+        out.matches(&format!("run {bad} cannot be read")).count(),
+        1,
+        "{out}"
+    );
+
+    // The damaged run as the base: the error is that run's own.
+    let o = s.run(&["compare", &bad, &good]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains(&format!("run {bad} cannot be read")), "{out}");
+
+    // report of that run alone names it too.
+    let o = s.run(&["report", &bad]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("none of the runs can be read")
+            && out.contains(&format!("run {bad} cannot be read")),
+        "{out}"
+    );
+}

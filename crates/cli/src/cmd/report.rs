@@ -10,7 +10,7 @@ use touchstone_report::{html, Format, Layout};
 use touchstone_results::store::Store;
 use touchstone_results::Run;
 
-use super::stored::load_readable;
+use super::stored::{load_each, none_readable, warn_skipped};
 use crate::args::{CompareArgs, ReportArgs, ReportFormat};
 use crate::error::CliError;
 use crate::output;
@@ -43,12 +43,11 @@ pub(super) fn load(store: &Store, specs: &[String]) -> Result<Vec<Run>, CliError
             }
         }
     }
-    let runs = load_readable(store, &ids)?;
+    let (runs, unreadable) = load_each(store, &ids)?;
     if runs.is_empty() {
-        return Err(CliError::Usage(
-            "none of the runs can be read (see the warnings above)".into(),
-        ));
+        return Err(none_readable("none of the runs can be read", &unreadable));
     }
+    warn_skipped(&unreadable);
     Ok(runs)
 }
 
@@ -134,12 +133,17 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
         .iter()
         .map(|s| store.resolve(s))
         .collect::<Result<Vec<_>, _>>()?;
-    runs.extend(load_readable(store, &others)?);
-    if runs.len() == 1 {
-        return Err(CliError::Usage(
-            "none of the runs to compare can be read (see the warnings above)".into(),
+    // The base was read; each other run that cannot be is named, and
+    // when none can the error says which and why.
+    let (readable, unreadable) = load_each(store, &others)?;
+    if readable.is_empty() {
+        return Err(none_readable(
+            &format!("nothing to compare run {base} with"),
+            &unreadable,
         ));
     }
+    warn_skipped(&unreadable);
+    runs.extend(readable);
     let m = matrix(&runs)?;
     let others: Vec<usize> = (1..runs.len()).collect();
     let c = compare::compare(&m, 0, &others);

@@ -84,17 +84,37 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
 /// remove it) any run whose stored documents do not parse, so one damaged
 /// run does not hide the others.
 pub fn load_readable(store: &Store, ids: &[String]) -> Result<Vec<Run>, CliError> {
+    let (runs, unreadable) = load_each(store, ids)?;
+    warn_skipped(&unreadable);
+    Ok(runs)
+}
+
+/// A warning for each run skipped because it cannot be read.
+pub fn warn_skipped(unreadable: &[StoreError]) {
+    for e in unreadable {
+        output::eprint_line(&format!("warning: skipped: {e}"));
+    }
+}
+
+/// The runs `ids` that can be read, and why each of the others cannot
+/// (`StoreError::Unreadable`, which names the run); any other error stops.
+pub fn load_each(store: &Store, ids: &[String]) -> Result<(Vec<Run>, Vec<StoreError>), CliError> {
     let mut runs = Vec::with_capacity(ids.len());
+    let mut unreadable = Vec::new();
     for id in ids {
         match store.load_run(id) {
             Ok(run) => runs.push(run),
-            Err(e @ StoreError::Unreadable { .. }) => {
-                output::eprint_line(&format!("warning: skipped: {e}"))
-            }
+            Err(e @ StoreError::Unreadable { .. }) => unreadable.push(e),
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(runs)
+    Ok((runs, unreadable))
+}
+
+/// `what` failed because no run could be read: each one named, with why.
+pub fn none_readable(what: &str, unreadable: &[StoreError]) -> CliError {
+    let why: Vec<String> = unreadable.iter().map(|e| format!("\n  {e}")).collect();
+    CliError::Usage(format!("{what}:{}", why.concat()))
 }
 
 /// Ask before changing stored runs, when a person is there to answer
