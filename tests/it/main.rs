@@ -11,6 +11,7 @@ mod harness;
 mod import_fuzz;
 mod imports;
 mod io_safety;
+mod ipc;
 mod mem;
 mod multiuser;
 mod oltp;

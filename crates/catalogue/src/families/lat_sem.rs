@@ -2,17 +2,16 @@
 //! (lmbench's lat_sem): the benchmark process posts semaphore 0 and waits on
 //! semaphore 1; its helper waits on 0 and posts 1. The set is created in
 //! setup and removed (IPC_RMID) in cleanup. System V sets outlive their
-//! processes, so a touchstone killed with SIGKILL in between would leave it
-//! behind (`ipcs -s`): the set is therefore recorded (id and creation time)
-//! in a `*.sysv-sem` file in the scratch directory, and the next run's
-//! stale-scratch sweep (`scratch::remove_stale`) removes it. System V
+//! processes, and children stopped on Ctrl-C never reach their cleanup, so
+//! the set is recorded in the scratch directory (`scratch::sysv`), which
+//! removes it with the directory, or on the next run after a SIGKILL. System V
 //! semaphores are kept rather than a process-shared POSIX semaphore (which
 //! would die with its processes) because semop(2) is what lmbench's
 //! lat_sem measures; a POSIX semaphore is a futex, which lat_futex covers.
 
 use std::path::PathBuf;
 
-use touchstone_harness::scratch::{forget_sysv_sem, record_sysv_sem};
+use touchstone_harness::scratch::sysv;
 use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Mode};
@@ -52,7 +51,8 @@ impl Baton for SemBaton {
         if self.id < 0 {
             return Err(errno("semget"));
         }
-        match record_sysv_sem(&ctx.scratch, &format!("lat_sem.{}", ctx.process), self.id) {
+        let name = format!("lat_sem.{}", ctx.process);
+        match sysv::record(&ctx.scratch, &name, sysv::Kind::Semaphores, self.id) {
             Ok(path) => self.record = Some(path),
             Err(e) => {
                 self.close();
@@ -83,7 +83,7 @@ impl Baton for SemBaton {
             self.id = -1;
         }
         if let Some(record) = self.record.take() {
-            forget_sysv_sem(&record);
+            sysv::forget(&record);
         }
     }
 }

@@ -25,6 +25,7 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
+use touchstone_harness::scratch::sysv;
 use touchstone_harness::workload::{
     Client, ClientContext, Pacing, ServerContext, ServerLink, TrialContext, TrialPlan, Workload,
 };
@@ -135,6 +136,9 @@ struct Shared {
     ends: Vec<(RawFd, RawFd)>,
     /// The System V semaphore set (one per waiter), or -1.
     sem: libc::c_int,
+    /// Its record in the trial's scratch directory (`scratch::sysv`), which
+    /// removes the set should this process be killed before `release`.
+    sem_record: Option<std::path::PathBuf>,
 }
 
 // SAFETY: the mapping is only read and written through atomics.
@@ -368,6 +372,7 @@ impl Workload for RtDispatch {
             load,
             ends: Vec::new(),
             sem: -1,
+            sem_record: None,
         };
         let made = (|| -> Fallible {
             for _ in 0..load {
@@ -397,6 +402,12 @@ impl Workload for RtDispatch {
                     unsafe { libc::semget(libc::IPC_PRIVATE, load as i32, 0o600) },
                     "semget",
                 )?;
+                let recorded =
+                    sysv::record(&ctx.scratch, "rt_dispatch", sysv::Kind::Semaphores, s.sem)
+                        .map_err(|e| {
+                            format!("record the semaphore set in the scratch directory: {e}")
+                        })?;
+                s.sem_record = Some(recorded);
             }
             Ok(())
         })();
@@ -422,6 +433,9 @@ impl Workload for RtDispatch {
             unsafe {
                 if s.sem >= 0 {
                     libc::semctl(s.sem, 0, libc::IPC_RMID);
+                }
+                if let Some(r) = &s.sem_record {
+                    sysv::forget(r);
                 }
                 libc::munmap(
                     s.slots as *mut libc::c_void,

@@ -5,12 +5,12 @@
 //! shared temporary directory cannot pre-create it. Each is made with
 //! mkdir (exclusive: an existing name is never reused, a new one is drawn)
 //! and mode 0700. Removed on drop, which the harness reaches on success,
-//! error and Ctrl-C alike.
-//!
-//! System V semaphore sets outlive every process, so a benchmark that makes
-//! one records it in its scratch directory (`record_sysv_sem`); when a run
-//! is killed before its cleanup, the next run's `remove_stale` removes the
-//! recorded sets together with the directory.
+//! error and Ctrl-C alike, with the System V IPC objects recorded in it
+//! (`sysv`): those outlive every process, and children killed before their
+//! cleanup would leave them. When a run is killed outright, the next run's
+//! `remove_stale` removes the directory and its recorded objects.
+
+pub mod sysv;
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -94,7 +94,10 @@ impl ScratchDir {
 }
 
 impl Drop for ScratchDir {
+    /// The harness drops it once every child is reaped: what they recorded
+    /// and did not remove (killed on Ctrl-C, or crashed) goes now.
     fn drop(&mut self) {
+        sysv::remove_recorded(&self.path);
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }
@@ -128,102 +131,13 @@ pub fn remove_stale() -> usize {
         let dead = unsafe { libc::kill(pid, 0) } != 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
         if ours && dead {
-            remove_recorded_sysv_sems(&e.path());
+            sysv::remove_recorded(&e.path());
         }
         if ours && dead && std::fs::remove_dir_all(e.path()).is_ok() {
             removed += 1;
         }
     }
     removed
-}
-
-/// The name ending of a file that records a System V semaphore set.
-pub const SYSV_SEM_SUFFIX: &str = ".sysv-sem";
-
-/// The creation time and creator of semaphore set `id`, if it exists.
-fn sysv_sem_identity(id: i32) -> Option<(i64, u32)> {
-    // SAFETY: IPC_STAT fills a semid_ds we own.
-    let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
-    if unsafe { libc::semctl(id, 0, libc::IPC_STAT, &mut ds as *mut libc::semid_ds) } != 0 {
-        return None;
-    }
-    Some((ds.sem_ctime as i64, ds.sem_perm.cuid))
-}
-
-/// Record semaphore set `id` (just created by this process) in `dir` as
-/// `<dir>/<name>.sysv-sem` holding "<id> <creation time>"; returns the
-/// file's path, which `forget_sysv_sem` removes after IPC_RMID.
-pub fn record_sysv_sem(dir: &Path, name: &str, id: i32) -> std::io::Result<PathBuf> {
-    let (ctime, _) = sysv_sem_identity(id).ok_or_else(std::io::Error::last_os_error)?;
-    let path = dir.join(format!("{name}{SYSV_SEM_SUFFIX}"));
-    std::fs::write(&path, format!("{id} {ctime}\n"))?;
-    Ok(path)
-}
-
-/// Remove the record written by `record_sysv_sem` (the set is already gone).
-pub fn forget_sysv_sem(record: &Path) {
-    let _ = std::fs::remove_file(record);
-}
-
-/// Remove the semaphore sets recorded in a stale scratch directory. A set
-/// is removed only if it still has the recorded creation time and was
-/// created by this user (System V ids carry a sequence number, so a reused
-/// id with the same creation second as well is not a practical risk).
-fn remove_recorded_sysv_sems(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let uid = unsafe { libc::getuid() };
-    for e in entries.flatten() {
-        if !e.file_name().to_string_lossy().ends_with(SYSV_SEM_SUFFIX) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        let mut it = text.split_whitespace().map(|w| w.parse::<i64>().ok());
-        let (Some(Some(id)), Some(Some(ctime))) = (it.next(), it.next()) else {
-            continue;
-        };
-        let Ok(id) = i32::try_from(id) else {
-            continue;
-        };
-        if sysv_sem_identity(id) == Some((ctime, uid)) {
-            // SAFETY: removing a set this user created and recorded.
-            unsafe { libc::semctl(id, 0, libc::IPC_RMID) };
-        }
-    }
-}
-
-#[cfg(test)]
-mod sysv_tests {
-    use super::*;
-
-    /// A set recorded in the scratch directory of a dead touchstone is
-    /// removed by the next run's sweep, with the directory.
-    #[test]
-    fn stale_semaphore_sets_are_removed() {
-        // A pid that no longer exists: a child that has been reaped.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            unsafe { libc::_exit(0) };
-        }
-        assert!(pid > 0);
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-        let dir = std::env::temp_dir().join(format!("{PREFIX}{pid}-999"));
-        std::fs::create_dir(&dir).unwrap();
-        let id = unsafe { libc::semget(libc::IPC_PRIVATE, 2, libc::IPC_CREAT | 0o600) };
-        assert!(id >= 0);
-        record_sysv_sem(&dir, "lat_sem.0", id).unwrap();
-        assert!(sysv_sem_identity(id).is_some());
-        remove_stale();
-        let gone = sysv_sem_identity(id).is_none();
-        if !gone {
-            unsafe { libc::semctl(id, 0, libc::IPC_RMID) };
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-        assert!(gone, "the recorded semaphore set survived the sweep");
-    }
 }
 
 #[cfg(test)]
