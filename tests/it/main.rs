@@ -17,6 +17,7 @@ mod multiuser;
 mod oltp;
 mod output;
 mod proc;
+mod serve;
 mod session;
 mod store;
 mod store_safety;

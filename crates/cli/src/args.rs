@@ -477,7 +477,12 @@ pub struct ServeArgs {
     /// The one address and port to listen on (TCP and UDP), e.g. 10.0.0.7:7717.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: String,
-    /// Stop after this long with no client.
+    /// Stop after this long with no client; a connection silent this long
+    /// is closed.
     #[arg(long, value_name = "DURATION", default_value = "300s")]
     pub idle_timeout: String,
+    /// The most connections served at once; more are refused with a
+    /// message (the default takes tcp_rr's largest load).
+    #[arg(long, value_name = "N", default_value_t = touchstone_catalogue::support::remote::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
 }

@@ -652,10 +652,7 @@ mod tests {
     #[test]
     fn transactions_flow_against_a_remote_serve() {
         let (tcp, udp, addr) = remote::bind("127.0.0.1:0").unwrap();
-        let limits = remote::ServeLimits {
-            idle: std::time::Duration::from_secs(2),
-            client_gone: Default::default(),
-        };
+        let limits = remote::ServeLimits::new(std::time::Duration::from_secs(2));
         let server = std::thread::spawn(move || remote::serve(tcp, udp, &limits));
         let cpus = usable_cpus().unwrap();
         let mut w = TcpRr::new(64, ServerMode::Epoll, Placement::Free);
@@ -689,6 +686,8 @@ mod tests {
         ]);
         let w = FAMILY.make_workload(&p, Mode::default()).unwrap();
         assert_eq!(w.max_load(), Some(MAX_LOAD));
+        // serve takes every connection of the largest load and its CPU account.
+        assert!((MAX_LOAD as usize) < remote::DEFAULT_MAX_CONNECTIONS);
         assert!(FAMILY.is_workload() && FAMILY.make(&p, Mode::default()).is_err());
         assert!(w.has_server());
         assert_eq!(

@@ -1,15 +1,19 @@
 //! The communication families against another host: the `remote`
 //! parameter (`lat_tcp/remote:10.0.0.7:7717`), the client sides that
-//! replace the local helper process, and `serve`, the other end that
-//! `touchstone serve` runs (lmbench's remote lat_tcp/bw_tcp servers, and
-//! netperf's netserver, in spirit; no code of theirs).
+//! replace the local helper process (here), and `serve`, the other end that
+//! `touchstone serve` runs (`serve.rs`; lmbench's remote lat_tcp/bw_tcp
+//! servers, and netperf's netserver, in spirit; no code of theirs).
 //!
 //! The protocol is the least that works: a TCP connection's first byte
 //! says what it wants — `E` an echo of every byte sent (lat_tcp), `P` then
 //! a 4-byte message size, then per request an 8-byte count: the server
 //! sends that many messages (bw_tcp, timed at the receiver as the local
 //! family is) — and a connection closed before any byte is a connect
-//! (lat_connect). UDP datagrams to the same port are echoed (lat_udp).
+//! (lat_connect). The server answers a request `+` before serving it, or
+//! refuses it with `-`, a line saying why (too large, too many
+//! connections, too slow to ask) and a close; the client waits for that
+//! answer in its untimed setup. UDP datagrams to the same port are echoed
+//! (lat_udp).
 //! `C` opens serve's CPU account: per 1-byte request, 8 bytes back, the
 //! CPU time the serve process has used in ns (less the answering thread's
 //! own), so a client reads the server's CPU over its timed intervals from
@@ -17,17 +21,19 @@
 //! The figures are whole-process: meaningful while one client at a time
 //! uses the server, as `fleet run` ensures.
 
+mod serve;
+
+pub use serve::{bind, serve, ServeLimits, DEFAULT_MAX_CONNECTIONS};
+
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
-use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::fd::{IntoRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
 use super::one_way::process_cpu_s;
-use super::sockets::{recv_datagram, set_nodelay, set_recv_timeout};
+use super::sockets::{recv_datagram, set_recv_timeout};
 use super::sys::{self, errno};
 use crate::family::Built;
 use crate::params::{Kind, Param, Point, LOCAL};
@@ -54,6 +60,10 @@ pub fn of(p: &Point) -> Option<&str> {
 const ECHO: u8 = b'E';
 const PULL: u8 = b'P';
 const CPU: u8 = b'C';
+/// The server's answer to a request it serves…
+const ACCEPTED: u8 = b'+';
+/// …and to one it refuses, followed by why, a line.
+const REFUSED: u8 = b'-';
 
 /// A CPU-time clock of this process or thread, in ns.
 fn cpu_clock_ns(clock: libc::clockid_t) -> u64 {
@@ -125,7 +135,32 @@ fn connect(addr: &str, first: &[u8]) -> Fallible<RawFd> {
         .map_err(|e| BenchError(format!("timeout: {e}")))?;
     s.write_all(first)
         .map_err(|e| BenchError(format!("remote {addr}: {e}")))?;
+    answer(&mut s).map_err(|e| BenchError(format!("remote {addr}: {e}")))?;
     Ok(s.into_raw_fd())
+}
+
+/// The server's answer to a request: Ok once accepted, else why not (its
+/// refusal line, at most 512 bytes of it).
+fn answer(s: &mut TcpStream) -> Result<(), String> {
+    let mut b = [0u8; 1];
+    match s.read(&mut b) {
+        Ok(1) if b[0] == ACCEPTED => return Ok(()),
+        Ok(1) if b[0] == REFUSED => {}
+        Ok(0) => return Err("the server closed the connection without answering".into()),
+        Ok(_) => {
+            return Err(format!(
+                "the server answered 0x{:02x}, not touchstone serve's answer (an older touchstone there?)",
+                b[0]
+            ))
+        }
+        Err(e) => return Err(format!("no answer from the server ({e}); an older touchstone serve there?")),
+    }
+    // Up to the end of the line, the close, or a reset after it.
+    let mut why = Vec::new();
+    while why.len() < 512 && matches!(s.read(&mut b), Ok(1)) && b[0] != b'\n' {
+        why.push(b[0]);
+    }
+    Err(format!("refused: {}", String::from_utf8_lossy(&why)))
 }
 
 /// A connection to `serve`'s echo (tcp_rr's clients): Nagle off, blocking,
@@ -400,171 +435,6 @@ fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     }
 }
 
-/// How `serve` may end: after `idle` with no client, or when `client_gone`
-/// says so (the CLI watches its standard input).
-pub struct ServeLimits {
-    pub idle: Duration,
-    pub client_gone: Arc<AtomicBool>,
-}
-
-/// Bind TCP and UDP on exactly `listen` (never a wildcard the user did not
-/// give), then call `ready` with the address bound.
-pub fn bind(listen: &str) -> Result<(TcpListener, UdpSocket, SocketAddr), String> {
-    let addr = listen
-        .to_socket_addrs()
-        .map_err(|e| format!("--listen {listen}: not an ADDR:PORT ({e})"))?
-        .next()
-        .ok_or_else(|| format!("--listen {listen}: no address"))?;
-    let in_use = |e: std::io::Error, what: &str| {
-        match e.kind() {
-        std::io::ErrorKind::AddrInUse => format!(
-            "--listen {addr}: {what} port {} is in use (another server listens there); choose another port",
-            addr.port()
-        ),
-        std::io::ErrorKind::AddrNotAvailable => {
-            format!("--listen {addr}: no interface of this host has the address {}", addr.ip())
-        }
-        _ => format!("--listen {addr}: {what}: {e}"),
-    }
-    };
-    let tcp = TcpListener::bind(addr).map_err(|e| in_use(e, "TCP"))?;
-    let udp = UdpSocket::bind(tcp.local_addr().unwrap_or(addr)).map_err(|e| in_use(e, "UDP"))?;
-    let bound = tcp.local_addr().unwrap_or(addr);
-    Ok((tcp, udp, bound))
-}
-
-/// Serve clients until the limits say stop. Each TCP connection gets a
-/// thread (a remote client is one process; the server's own cost is part of
-/// what the round trip measures, as lmbench's forking servers were).
-pub fn serve(tcp: TcpListener, udp: UdpSocket, limits: &ServeLimits) -> Result<(), String> {
-    let start = Instant::now();
-    let active = Arc::new(AtomicUsize::new(0));
-    // Milliseconds since `start` of the last sign of a client.
-    let last = Arc::new(AtomicU64::new(0));
-    let touch = {
-        let last = last.clone();
-        move || last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
-    };
-    udp.set_read_timeout(Some(Duration::from_millis(200)))
-        .map_err(|e| format!("udp: {e}"))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let udp_thread = {
-        let (touch, stop) = (touch.clone(), stop.clone());
-        std::thread::spawn(move || udp_echo(udp, touch, &stop))
-    };
-    // A blocking accept in its own thread: polling would leave connections
-    // waiting in the backlog, and lat_connect would time the wait.
-    let listener_fd = tcp.as_raw_fd();
-    let acceptor = {
-        let (active, touch, stop) = (active.clone(), touch.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for s in tcp.incoming() {
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(s) = s else {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                };
-                touch();
-                active.fetch_add(1, Ordering::SeqCst);
-                let (active, touch) = (active.clone(), touch.clone());
-                std::thread::spawn(move || {
-                    let _ = connection(s);
-                    touch();
-                    active.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        })
-    };
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        let idle_ms =
-            (start.elapsed().as_millis() as u64).saturating_sub(last.load(Ordering::Relaxed));
-        if limits.client_gone.load(Ordering::SeqCst)
-            || (active.load(Ordering::SeqCst) == 0 && idle_ms >= limits.idle.as_millis() as u64)
-        {
-            break;
-        }
-    }
-    stop.store(true, Ordering::SeqCst);
-    // SAFETY: shutting down our listener wakes the blocked accept (Linux: EINVAL).
-    unsafe { libc::shutdown(listener_fd, libc::SHUT_RDWR) };
-    let _ = acceptor.join();
-    let _ = udp_thread.join();
-    Ok(())
-}
-
-fn udp_echo(udp: UdpSocket, touch: impl Fn(), stop: &AtomicBool) {
-    let mut buf = vec![0u8; 64 << 10];
-    while !stop.load(Ordering::SeqCst) {
-        match udp.recv_from(&mut buf) {
-            Ok((n, from)) => {
-                touch();
-                let _ = udp.send_to(&buf[..n], from);
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(_) => return,
-        }
-    }
-}
-
-/// One TCP connection: its first byte says what it wants.
-fn connection(mut s: TcpStream) -> std::io::Result<()> {
-    s.set_nonblocking(false)?;
-    set_nodelay(s.as_raw_fd()).map_err(|e| std::io::Error::other(e.0))?;
-    let mut first = [0u8; 1];
-    if s.read(&mut first)? == 0 {
-        return Ok(()); // a connect and close (lat_connect)
-    }
-    let mut buf = vec![0u8; 64 << 10];
-    match first[0] {
-        ECHO => loop {
-            let n = s.read(&mut buf)?;
-            if n == 0 {
-                return Ok(());
-            }
-            s.write_all(&buf[..n])?;
-        },
-        PULL => {
-            let mut size = [0u8; 4];
-            s.read_exact(&mut size)?;
-            let size = u32::from_le_bytes(size) as usize;
-            if size == 0 || size > 64 << 20 {
-                return Ok(());
-            }
-            let msg = vec![0x5a; size];
-            let mut count = [0u8; 8];
-            loop {
-                if let Err(e) = s.read_exact(&mut count) {
-                    return if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    };
-                }
-                for _ in 0..u64::from_le_bytes(count) {
-                    s.write_all(&msg)?;
-                }
-            }
-        }
-        CPU => {
-            let mut ask = [0u8; 1];
-            while s.read(&mut ask)? == 1 {
-                s.write_all(&serve_cpu_ns().to_le_bytes())?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,10 +444,10 @@ mod tests {
     #[test]
     fn every_exchange_works_against_serve_and_serve_stops_when_idle() {
         let (tcp, udp, addr) = bind("127.0.0.1:0").unwrap();
-        let limits = ServeLimits {
-            idle: Duration::from_millis(600),
-            client_gone: Arc::new(AtomicBool::new(false)),
-        };
+        // Longer than a connect that waits for a SYN to be sent again (1 s),
+        // which lat_connect's burst of connections meets now and then: a
+        // connection that silent is closed, as a dead one is.
+        let limits = ServeLimits::new(Duration::from_secs(2));
         let server = std::thread::spawn(move || serve(tcp, udp, &limits));
         let ctx = Context {
             process: 0,
