@@ -27,7 +27,7 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// copies its binary, and what a lab cleans up): one lab at a time.
 static ONE_LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_lab() -> std::sync::MutexGuard<'static, ()> {
     ONE_LAB.lock().unwrap_or_else(|e| e.into_inner())
 }
 const SUBNET: &str = "10.200.0";
@@ -40,7 +40,7 @@ fn sh(program: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("{program}: {e}"))
 }
 
-fn must(program: &str, args: &[&str]) {
+pub(crate) fn must(program: &str, args: &[&str]) {
     let o = sh(program, args);
     assert!(
         o.status.success(),
@@ -51,7 +51,7 @@ fn must(program: &str, args: &[&str]) {
 }
 
 /// Why this machine cannot host the lab, if it cannot.
-fn cannot_run() -> Option<String> {
+pub(crate) fn cannot_run() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("not root (network namespaces and sshd need it)".into());
@@ -75,15 +75,15 @@ fn cannot_run() -> Option<String> {
 }
 
 /// Several hosts on one machine, torn down on drop.
-struct Lab {
+pub(crate) struct Lab {
     tag: String,
     dir: tempfile::TempDir,
     namespaces: Vec<String>,
     sshd: Vec<Option<Child>>,
-    remote_dirs_before: BTreeSet<PathBuf>,
+    pub(crate) remote_dirs_before: BTreeSet<PathBuf>,
 }
 
-fn remote_dirs() -> BTreeSet<PathBuf> {
+pub(crate) fn remote_dirs() -> BTreeSet<PathBuf> {
     std::fs::read_dir("/tmp")
         .map(|d| {
             d.flatten()
@@ -98,16 +98,16 @@ fn remote_dirs() -> BTreeSet<PathBuf> {
 }
 
 impl Lab {
-    fn ctl(&self) -> String {
+    pub(crate) fn ctl(&self) -> String {
         format!("{}ctl", self.tag)
     }
     fn hub(&self) -> String {
         format!("{}hub", self.tag)
     }
-    fn ns(&self, i: usize) -> String {
+    pub(crate) fn ns(&self, i: usize) -> String {
         format!("{}h{i}", self.tag)
     }
-    fn addr(i: usize) -> String {
+    pub(crate) fn addr(i: usize) -> String {
         format!("{SUBNET}.{}", 10 + i)
     }
     fn ssh_config(&self) -> PathBuf {
@@ -115,7 +115,7 @@ impl Lab {
     }
 
     /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …
-    fn new(hosts: usize) -> Lab {
+    pub(crate) fn new(hosts: usize) -> Lab {
         static N: AtomicU32 = AtomicU32::new(0);
         let tag = format!(
             "tsf{}x{}",
@@ -316,12 +316,12 @@ impl Lab {
         }
     }
 
-    fn sshd_pid(&self, i: usize) -> Option<i32> {
+    pub(crate) fn sshd_pid(&self, i: usize) -> Option<i32> {
         self.sshd[i - 1].as_ref().map(|c| c.id() as i32)
     }
 
     /// Processes in a namespace.
-    fn pids(ns: &str) -> BTreeSet<i32> {
+    pub(crate) fn pids(ns: &str) -> BTreeSet<i32> {
         String::from_utf8_lossy(&sh("ip", &["netns", "pids", ns]).stdout)
             .split_whitespace()
             .filter_map(|p| p.parse().ok())
@@ -330,7 +330,7 @@ impl Lab {
 
     /// Wait until host `i` runs nothing but its sshd (or nothing if it was
     /// stopped) and the controller runs nothing; the leftovers otherwise.
-    fn wait_until_quiet(&self, i: usize, within: Duration) -> Result<(), String> {
+    pub(crate) fn wait_until_quiet(&self, i: usize, within: Duration) -> Result<(), String> {
         let t = Instant::now();
         loop {
             let want: BTreeSet<i32> = self.sshd_pid(i).into_iter().collect();
@@ -361,8 +361,29 @@ impl Lab {
         }
     }
 
+    /// Wait (a minute at most) until host `i` runs the copied touchstone's
+    /// `run`; false if it never did or `fleet` ended first.
+    pub(crate) fn wait_for_remote_run(&self, i: usize, fleet: &mut Child) -> bool {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(60) && fleet.try_wait().unwrap().is_none() {
+            let running = Lab::pids(&self.ns(i)).into_iter().any(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .map(|c| {
+                        let c = String::from_utf8_lossy(&c);
+                        c.contains("touchstone-fleet.") && c.contains("\0run\0")
+                    })
+                    .unwrap_or(false)
+            });
+            if running {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
     /// `touchstone fleet run ARGS` from the controller namespace.
-    fn fleet(&self, s: &Sandbox, args: &[&str]) -> Command {
+    pub(crate) fn fleet(&self, s: &Sandbox, args: &[&str]) -> Command {
         let c = s.cmd();
         let program = c.get_program().to_owned();
         let mut ip = Command::new("ip");
@@ -413,7 +434,7 @@ impl Drop for Lab {
     }
 }
 
-fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
+pub(crate) fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
     let o = s.run(&["export"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -601,7 +622,6 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
     let _one = one_lab();
     let lab = Lab::new(1);
     let s = Sandbox::new();
-    let t = Instant::now();
     // Long enough (full lat_syscall, 101 repetitions: tens of seconds, even
     // on a quiet machine) to be cut in the middle; the cut ends it sooner.
     let mut child = lab
@@ -622,24 +642,10 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
         .spawn()
         .unwrap();
     // Wait for the remote run to start on the host, then cut its link.
-    let started = loop {
-        let running = Lab::pids(&lab.ns(1)).into_iter().any(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline"))
-                .map(|c| {
-                    let c = String::from_utf8_lossy(&c);
-                    c.contains("touchstone-fleet.") && c.contains("\0run\0")
-                })
-                .unwrap_or(false)
-        });
-        if running {
-            break true;
-        }
-        if t.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(started, "the remote run never started");
+    assert!(
+        lab.wait_for_remote_run(1, &mut child),
+        "the remote run never started"
+    );
     must("ip", &["-n", &lab.hub(), "link", "set", "b1", "down"]);
     let cut = Instant::now();
     let status = loop {

@@ -28,6 +28,12 @@ pub enum CliError {
     FleetFailed(usize, usize),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
+    /// A fleet run stopped by Ctrl-C or SIGTERM.
+    #[error(
+        "interrupted; {0} of {1} hosts or pairs finished before it and are imported, \
+         and what was copied to the hosts is removed"
+    )]
+    FleetInterrupted(usize, usize),
 }
 
 impl CliError {
@@ -37,7 +43,7 @@ impl CliError {
             | CliError::Harness(_)
             | CliError::Hosts(_)
             | CliError::FleetFailed(..) => 1,
-            CliError::Interrupted(_) => 130,
+            CliError::Interrupted(_) | CliError::FleetInterrupted(..) => 130,
             _ => 2,
         }
     }

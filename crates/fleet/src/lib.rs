@@ -20,6 +20,9 @@ pub use hosts::Host;
 pub use remote::{Binary, Prepared};
 pub use ssh::{HostError, Ssh};
 
+/// Hosts cleaned up at once at the end of a run (at least).
+const CLEANUP_AT_ONCE: usize = 8;
+
 /// A checked fleet run.
 pub struct Plan {
     pub hosts: Vec<Host>,
@@ -58,7 +61,9 @@ pub trait Observer: Sync {
 }
 
 /// Run the plan: the suite on every host (`concurrent` at once), then each
-/// network pair alone. One host's failure never stops the others.
+/// network pair alone. One host's failure never stops the others; a stop
+/// (`Ssh::stop_on`) ends the commands under way, starts no more, and
+/// still removes what was copied, from every host at once.
 pub fn run(ssh: &Ssh, plan: &Plan, obs: &dyn Observer) -> Vec<Outcome> {
     let prepared: Vec<Mutex<Option<Prepared>>> =
         plan.hosts.iter().map(|_| Mutex::new(None)).collect();
@@ -69,6 +74,9 @@ pub fn run(ssh: &Ssh, plan: &Plan, obs: &dyn Observer) -> Vec<Outcome> {
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
+                if ssh.stopped() {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(host) = plan.hosts.get(i) else { break };
                 let who = host.destination.as_str();
@@ -100,16 +108,29 @@ pub fn run(ssh: &Ssh, plan: &Plan, obs: &dyn Observer) -> Vec<Outcome> {
     });
     let mut outcomes = outcomes.into_inner().unwrap();
     for &(a, b) in &plan.pairs {
+        if ssh.stopped() {
+            break;
+        }
         let o = run_pair(ssh, plan, a, b, &prepared, obs);
         obs.done(&o);
         outcomes.push(o);
     }
-    for (p, host) in prepared.iter().zip(&plan.hosts) {
-        if let Some(p) = p.lock().unwrap().take() {
-            remote::finish(ssh, &p);
+    // Clean-up, several hosts at once: after a stop, hosts that do not
+    // answer must not keep the others waiting in turn.
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers.max(CLEANUP_AT_ONCE).min(plan.hosts.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(host) = plan.hosts.get(i) else { break };
+                let taken = prepared[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some(p) = taken {
+                    remote::finish(ssh, &p);
+                }
+                ssh.close(host);
+            });
         }
-        ssh.close(host);
-    }
+    });
     outcomes
 }
 

@@ -5,10 +5,17 @@
 //! binds the remote process (coreutils `timeout`), read the document back
 //! (checked as `import` checks it), and remove what was copied.
 //! `touchstone serve` for network pairs is started and stopped here too.
+//!
+//! What was copied is removed even when this process cannot do it: a
+//! remote shell started beside the copy (`Keeper`) waits for its standard
+//! input — our pipe — to end and then removes the directory, so a fleet
+//! run stopped, crashed or killed outright (SIGKILL: its ssh clients live
+//! on and see the pipe close) leaves no binary on the host.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use touchstone_results::json::{self, Document};
@@ -33,6 +40,46 @@ pub struct Prepared {
     pub binary: String,
     /// The directory we made there (removed by `finish`).
     pub dir: Option<String>,
+    /// The remote shell that removes `dir` when released or when we are gone.
+    keeper: Option<Arc<Keeper>>,
+}
+
+/// A remote `sh` that removes a directory once its standard input ends:
+/// when `release`d, or when this process dies however it dies.
+pub struct Keeper {
+    session: Mutex<Option<(Child, ChildStdin)>>,
+}
+
+impl std::fmt::Debug for Keeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keeper")
+    }
+}
+
+impl Keeper {
+    /// Start it on `host` for `dir`; None if it could not be started (then
+    /// `finish` removes the directory the ordinary way).
+    fn start(ssh: &Ssh, host: &Host, dir: &str) -> Option<Keeper> {
+        let script = format!("cat >/dev/null; rm -rf -- {}", quote(dir));
+        let mut c = ssh.command(host, &format!("sh -c {}", quote(&script)));
+        c.stdin(Stdio::piped());
+        let mut child = ssh::spawn(c).ok()?;
+        let stdin = child.stdin.take()?;
+        Some(Keeper {
+            session: Mutex::new(Some((child, stdin))),
+        })
+    }
+
+    /// Close its input and wait (until `deadline`) for the directory to go;
+    /// whether it went.
+    fn release(&self, deadline: Instant) -> bool {
+        let session = self.session.lock().ok().and_then(|mut s| s.take());
+        let Some((child, stdin)) = session else {
+            return false;
+        };
+        drop(stdin);
+        matches!(ssh::wait(child, deadline), Ok(o) if o.status == Some(0))
+    }
 }
 
 /// The local machine's architecture as `uname -m` spells it.
@@ -90,6 +137,7 @@ pub fn prepare(
             host: host.clone(),
             binary: path.clone(),
             dir: None,
+            keeper: None,
         }),
         Binary::Copy(local) => {
             if !same_arch(&arch, local_arch()) {
@@ -114,6 +162,7 @@ pub fn prepare(
             let prepared = Prepared {
                 host: host.clone(),
                 binary: format!("{dir}/touchstone"),
+                keeper: Keeper::start(ssh, host, &dir).map(Arc::new),
                 dir: Some(dir),
             };
             let copied = ssh.run(ssh.copy(host, local, &prepared.binary), deadline);
@@ -201,15 +250,18 @@ pub fn run_suite(
         .map_err(|e| HostError::RunFailed(format!("its output is no results document: {e}")))
 }
 
-/// Remove what `prepare` copied. Best effort: a host gone is gone.
+/// Remove what `prepare` copied (also after a stop): its keeper, else an
+/// `rm` of its own. Best effort: a host gone is gone.
 pub fn finish(ssh: &Ssh, p: &Prepared) {
-    if let Some(dir) = &p.dir {
-        let cmd = format!("rm -rf -- {}", quote(dir));
-        let _ = ssh.run(
-            ssh.command(&p.host, &cmd),
-            Instant::now() + Duration::from_secs(10),
-        );
+    let Some(dir) = &p.dir else {
+        return;
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    if p.keeper.as_ref().is_some_and(|k| k.release(deadline)) {
+        return;
     }
+    let cmd = format!("rm -rf -- {}", quote(dir));
+    let _ = ssh.run_to_end(ssh.command(&p.host, &cmd), deadline);
 }
 
 /// `touchstone serve` running on a host over ssh; it stops when this is
@@ -258,10 +310,17 @@ impl Server {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let wait = deadline
-            .saturating_duration_since(Instant::now())
-            .min(Duration::from_secs(30));
-        let line = rx.recv_timeout(wait).unwrap_or_default();
+        let until = Instant::now() + Duration::from_secs(30);
+        let until = until.min(deadline);
+        // In slices, to stop with the run.
+        let line = loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => break line,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if Instant::now() < until && !ssh.stopped() => {}
+                Err(_) => break String::new(),
+            }
+        };
         if line.starts_with("listening on ") {
             return Ok(Server {
                 child: Some(child),
@@ -270,6 +329,10 @@ impl Server {
             });
         }
         drop(stdin);
+        if ssh.stopped() {
+            ssh::kill_group(&mut child);
+            return Err(HostError::Interrupted);
+        }
         // Its error is on stderr; collect it with the exit status.
         let out = ssh::wait(child, Instant::now() + Duration::from_secs(5))?;
         Err(ssh::classify(&out).unwrap_or_else(|| {

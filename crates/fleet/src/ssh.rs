@@ -1,13 +1,20 @@
 //! The real `ssh` and `scp`: batch mode (never a password prompt), a
 //! connect timeout, keep-alives so a link that dies is noticed, and one
 //! shared connection per host (ControlMaster) whose sockets live in a
-//! private temporary directory that goes with the fleet run. Every
-//! command runs with a deadline and in its own process group, killed
-//! whole when the deadline passes: no ssh outlives the run.
+//! private temporary directory (mode 0700, named after this process so
+//! that one left by a touchstone killed outright is swept by the next)
+//! that goes with the fleet run. Every command runs with a deadline and in
+//! its own process group, killed whole when the deadline passes or when
+//! the run is stopped (Ctrl-C, SIGTERM: `stop_on`): no ssh outlives the
+//! run. Only the clean-up commands, bounded by their own short deadline,
+//! run to their end after a stop.
 
 use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::hosts::Host;
@@ -21,6 +28,8 @@ pub struct Ssh {
     pub connect_timeout: Duration,
     /// Where the connection-sharing sockets live (private, 0700).
     control_dir: tempfile::TempDir,
+    /// Set when the run is to stop: the commands under way are killed.
+    stop: Arc<AtomicBool>,
 }
 
 /// What went wrong on one host, in the words an operator acts on.
@@ -40,6 +49,8 @@ pub enum HostError {
     RunFailed(String),
     /// The host took longer than the time allowed.
     Timeout(String),
+    /// The fleet run was stopped (Ctrl-C, SIGTERM) before the host was done.
+    Interrupted,
 }
 
 impl std::fmt::Display for HostError {
@@ -52,6 +63,7 @@ impl std::fmt::Display for HostError {
             HostError::Copy(m) => ("copying the binary failed", m),
             HostError::RunFailed(m) => ("run failed", m),
             HostError::Timeout(m) => ("timed out", m),
+            HostError::Interrupted => return write!(f, "interrupted"),
         };
         write!(f, "{kind}: {m}")
     }
@@ -75,13 +87,36 @@ impl Ssh {
         connect_timeout: Duration,
     ) -> std::io::Result<Ssh> {
         // Socket paths must fit sun_path (108 bytes): a short dir under /tmp.
-        let control_dir = tempfile::Builder::new().prefix("tsf.").tempdir_in("/tmp")?;
+        let tmp = Path::new(CONTROL_PARENT);
+        sweep_stale_control_dirs(tmp);
+        let control_dir = tempfile::Builder::new()
+            .prefix(&format!("{CONTROL_PREFIX}{}.", std::process::id()))
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(tmp)?;
         Ok(Ssh {
             config,
             options,
             connect_timeout,
             control_dir,
+            stop: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Stop every command under way, and start no more, once `flag` is set
+    /// (the CLI's interrupt flag).
+    pub fn stop_on(mut self, flag: Arc<AtomicBool>) -> Ssh {
+        self.stop = flag;
+        self
+    }
+
+    /// Whether the run is to stop.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The private directory of the shared connections' sockets.
+    pub fn control_dir(&self) -> &Path {
+        self.control_dir.path()
     }
 
     /// The options every ssh and scp gets.
@@ -129,8 +164,19 @@ impl Ssh {
         c
     }
 
-    /// Run `cmd` (stdin closed) to its end or until `deadline`.
+    /// Run `cmd` (stdin closed) to its end, until `deadline` or until the
+    /// run is stopped.
     pub fn run(&self, mut cmd: Command, deadline: Instant) -> Result<Output, HostError> {
+        if self.stopped() {
+            return Err(HostError::Interrupted);
+        }
+        cmd.stdin(Stdio::null());
+        let child = spawn(cmd)?;
+        wait_or_stop(child, deadline, Some(&self.stop))
+    }
+
+    /// Run a clean-up command to its end or until `deadline`, stopped or not.
+    pub fn run_to_end(&self, mut cmd: Command, deadline: Instant) -> Result<Output, HostError> {
         cmd.stdin(Stdio::null());
         let child = spawn(cmd)?;
         wait(child, deadline)
@@ -143,9 +189,12 @@ impl Ssh {
         mut cmd: Command,
         deadline: Instant,
     ) -> Result<Output, HostError> {
+        if self.stopped() {
+            return Err(HostError::Interrupted);
+        }
         cmd.stdin(Stdio::piped());
         let child = spawn(cmd)?;
-        wait(child, deadline)
+        wait_or_stop(child, deadline, Some(&self.stop))
     }
 
     /// Close the shared connection to `host` (if one is open).
@@ -154,7 +203,44 @@ impl Ssh {
         c.args(self.common())
             .args(["-O", "exit"])
             .arg(&host.destination);
-        let _ = self.run(c, Instant::now() + Duration::from_secs(5));
+        let _ = self.run_to_end(c, Instant::now() + Duration::from_secs(5));
+    }
+}
+
+/// Where the sockets' private directories are made, and their names:
+/// `tsf.<pid>.<random>`.
+const CONTROL_PARENT: &str = "/tmp";
+const CONTROL_PREFIX: &str = "tsf.";
+
+/// Remove the sockets' directories of fleet runs that no longer exist
+/// (killed outright: SIGKILL gives no chance to clean up), only this
+/// user's and only names this module makes.
+fn sweep_stale_control_dirs(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(CONTROL_PREFIX))
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(e.path())
+            .map(|m| m.is_dir() && m.uid() == uid)
+            .unwrap_or(false);
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if ours && gone {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
@@ -178,7 +264,17 @@ pub fn spawn(mut cmd: Command) -> Result<Child, HostError> {
 
 /// Collect a child's output until it exits or `deadline` passes (then its
 /// process group is killed and the result is a timeout).
-pub fn wait(mut child: Child, deadline: Instant) -> Result<Output, HostError> {
+pub fn wait(child: Child, deadline: Instant) -> Result<Output, HostError> {
+    wait_or_stop(child, deadline, None)
+}
+
+/// `wait`, also killing the child's group when `stop` is set (the result
+/// is then `Interrupted`).
+pub fn wait_or_stop(
+    mut child: Child,
+    deadline: Instant,
+    stop: Option<&AtomicBool>,
+) -> Result<Output, HostError> {
     let out = child.stdout.take();
     let err = child.stderr.take();
     let out_reader = std::thread::spawn(move || {
@@ -195,9 +291,15 @@ pub fn wait(mut child: Child, deadline: Instant) -> Result<Output, HostError> {
         }
         String::from_utf8_lossy(&v).into_owned()
     });
+    let mut stopped = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
+            Ok(None) if stop.is_some_and(|s| s.load(Ordering::Relaxed)) => {
+                kill_group(&mut child);
+                stopped = true;
+                break None;
+            }
             Ok(None) if Instant::now() >= deadline => {
                 kill_group(&mut child);
                 break None;
@@ -211,6 +313,9 @@ pub fn wait(mut child: Child, deadline: Instant) -> Result<Output, HostError> {
     };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
+    if stopped {
+        return Err(HostError::Interrupted);
+    }
     match status {
         None => Err(HostError::Timeout(last_line(&stderr).unwrap_or_else(
             || "no answer before the deadline (--timeout)".into(),
@@ -304,6 +409,40 @@ mod tests {
             stdout: Vec::new(),
             stderr: stderr.into(),
         }
+    }
+
+    /// The sockets' directory was 0755 (tempfile's default, not the 0700
+    /// said here); one left by a fleet run killed outright stayed forever.
+    #[test]
+    fn the_sockets_directory_is_private_and_a_dead_runs_is_swept() {
+        // SAFETY: the child only exits; reaped at once, its pid is free.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe { libc::_exit(0) };
+        }
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        let stale = Path::new(CONTROL_PARENT).join(format!("{CONTROL_PREFIX}{pid}.aBcDeF"));
+        std::fs::create_dir(&stale).unwrap();
+        let live = Path::new(CONTROL_PARENT)
+            .join(format!("{CONTROL_PREFIX}{}.gHiJkL", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let ssh = Ssh::new(None, Vec::new(), Duration::from_secs(4)).unwrap();
+        let swept = !stale.exists();
+        let kept = live.exists();
+        let _ = std::fs::remove_dir(&stale);
+        let _ = std::fs::remove_dir(&live);
+        assert!(swept, "{} was not swept", stale.display());
+        assert!(kept, "a live run's directory was swept");
+        let dir = ssh.control_dir().to_path_buf();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(&format!("tsf.{}.", std::process::id())),
+            "{name}"
+        );
+        drop(ssh);
+        assert!(!dir.exists());
     }
 
     #[test]

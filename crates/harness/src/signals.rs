@@ -9,6 +9,12 @@ static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// Route SIGINT, SIGTERM and SIGHUP to the interrupt flag (idempotent).
 pub fn install() {
+    flag();
+}
+
+/// The interrupt flag itself (handlers installed), for code that polls it
+/// outside the harness (the fleet's waits on ssh).
+pub fn flag() -> Arc<AtomicBool> {
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         for sig in [
@@ -19,7 +25,8 @@ pub fn install() {
             let _ = signal_hook::flag::register(sig, flag.clone());
         }
         flag
-    });
+    })
+    .clone()
 }
 
 /// Whether an interrupting signal has arrived.

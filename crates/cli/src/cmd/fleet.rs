@@ -134,11 +134,15 @@ fn run(db: Option<PathBuf>, a: FleetRunArgs) -> Result<(), CliError> {
         hosts,
     };
     let connect_timeout = seconds("--connect-timeout", &a.connect_timeout, 1, 600)?;
-    let ssh =
-        Ssh::new(a.ssh_config, a.ssh_options, connect_timeout).map_err(|e| CliError::File {
+    // Ctrl-C and SIGTERM stop the hosts' commands; what was copied is
+    // still removed before the command ends.
+    let interrupt = touchstone_harness::signals::flag();
+    let ssh = Ssh::new(a.ssh_config, a.ssh_options, connect_timeout)
+        .map_err(|e| CliError::File {
             path: "/tmp".into(),
             message: format!("cannot make the private directory for ssh's sockets: {e}"),
-        })?;
+        })?
+        .stop_on(interrupt.clone());
     let store = super::open(db, Open::CreateIfMissing)?;
     let importer = Importer {
         store: Mutex::new(store),
@@ -163,7 +167,12 @@ fn run(db: Option<PathBuf>, a: FleetRunArgs) -> Result<(), CliError> {
             )
         }
     ));
-    if failed.is_empty() {
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        Err(CliError::FleetInterrupted(
+            outcomes.len() - failed.len(),
+            plan.hosts.len() * usize::from(plan.suite) + plan.pairs.len(),
+        ))
+    } else if failed.is_empty() {
         Ok(())
     } else {
         Err(CliError::FleetFailed(failed.len(), outcomes.len()))

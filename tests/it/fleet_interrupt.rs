@@ -1,0 +1,165 @@
+//! `fleet run` stopped: Ctrl-C or SIGTERM ends it promptly (it ran on and
+//! reported "ok"), with status 130 and "interrupted", and leaves nothing on
+//! either side — no run or copied binary on the host, no ssh or private
+//! directory here; killed outright (SIGKILL), the copy on the host is
+//! still removed, and the private directory here is swept by the next
+//! fleet run. On the namespaced sshd hosts of `fleet_ssh`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{text, Sandbox};
+use crate::fleet_ssh::{cannot_run, one_lab, remote_dirs, runs, Lab};
+
+/// The private directories (ssh's sockets) of the fleet run `pid`.
+fn control_dirs(pid: u32) -> Vec<PathBuf> {
+    std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("tsf.{pid}.")))
+        })
+        .collect()
+}
+
+/// A fleet run on host 1 long enough to be stopped (full lat_syscall, 101
+/// repetitions: tens of seconds), once its run is under way there.
+fn long_run(lab: &Lab, s: &Sandbox) -> Child {
+    let mut child = lab
+        .fleet(
+            s,
+            &[
+                "--hosts",
+                &Lab::addr(1),
+                "--timeout",
+                "300s",
+                "lat_syscall",
+                "-r",
+                "101",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        lab.wait_for_remote_run(1, &mut child),
+        "the remote run never started"
+    );
+    child
+}
+
+/// Wait for `child` to end, at most `within`.
+fn ends_within(child: &mut Child, within: Duration) -> Option<std::process::ExitStatus> {
+    let t = Instant::now();
+    while t.elapsed() < within {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    None
+}
+
+/// The directories copied to the hosts since the lab began.
+fn copies_left(lab: &Lab) -> Vec<PathBuf> {
+    remote_dirs()
+        .difference(&lab.remote_dirs_before)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_side() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Taken before the lab and so released after its Drop.
+    let _one = one_lab();
+    let lab = Lab::new(1);
+    let s = Sandbox::new();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = long_run(&lab, &s);
+        let pid = child.id();
+        let dirs = control_dirs(pid);
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        let mode = std::fs::metadata(&dirs[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dirs[0].display());
+        assert_eq!(copies_left(&lab).len(), 1, "the copy on the host");
+
+        let t = Instant::now();
+        // SAFETY: signalling our own child (ip netns exec became touchstone).
+        unsafe { libc::kill(pid as i32, sig) };
+        let status = ends_within(&mut child, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("signal {sig}: the fleet run goes on"));
+        let took = t.elapsed();
+        let o = child.wait_with_output().unwrap();
+        let out = text(&o);
+        eprintln!("signal {sig}: ended in {took:?}\n{out}");
+        assert_eq!(status.code(), Some(130), "{out}");
+        assert!(out.contains("interrupted"), "{out}");
+        assert!(!out.contains("ok in"), "{out}");
+        assert!(took < Duration::from_secs(20), "{took:?}");
+        // Nothing left: no run or ssh on either side, no copy, no socket dir.
+        lab.wait_until_quiet(1, Duration::from_secs(20))
+            .unwrap_or_else(|e| panic!("signal {sig}: {e}"));
+        assert!(copies_left(&lab).is_empty(), "{:?}", copies_left(&lab));
+        assert!(control_dirs(pid).is_empty(), "{:?}", control_dirs(pid));
+    }
+    assert!(runs(&s).is_empty(), "nothing was finished to import");
+}
+
+#[test]
+fn a_fleet_run_killed_outright_leaves_no_copy_on_the_host() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = one_lab();
+    let lab = Lab::new(1);
+    let s = Sandbox::new();
+    let mut child = long_run(&lab, &s);
+    let pid = child.id();
+    assert_eq!(copies_left(&lab).len(), 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Its ssh clients live on, see their input end, and so do the shells
+    // they started on the host: the run stops and the copy goes.
+    let t = Instant::now();
+    while !copies_left(&lab).is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "copied binaries left behind: {:?}",
+            copies_left(&lab)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let want: std::collections::BTreeSet<i32> = lab.sshd_pid(1).into_iter().collect();
+    while Lab::pids(&lab.ns(1)) != want {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "still running on the host: {:?}",
+            Lab::pids(&lab.ns(1))
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Here, its private directory stays until the next fleet run sweeps it.
+    assert_eq!(control_dirs(pid).len(), 1);
+    let o = s.run(&[
+        "fleet",
+        "run",
+        "--hosts",
+        "no-such-host.invalid",
+        "--connect-timeout",
+        "2s",
+        "lat_syscall/null",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(control_dirs(pid).is_empty(), "{:?}", control_dirs(pid));
+}
