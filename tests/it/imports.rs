@@ -12,7 +12,7 @@ use crate::common::{text, Sandbox};
 const CORPUS: &str = include_str!("../data/import-corpus/micro-and-tcp_rr.json");
 
 /// The corpus document with its run's id and label replaced.
-fn document(id: &str, label: &str) -> String {
+pub fn document(id: &str, label: &str) -> String {
     let mut v: serde_json::Value = serde_json::from_str(CORPUS).unwrap();
     v["runs"][0]["id"] = id.into();
     v["runs"][0]["label"] = label.into();
@@ -20,13 +20,13 @@ fn document(id: &str, label: &str) -> String {
 }
 
 /// What `runs --json` lists, to tell whether the store changed.
-fn stored(s: &Sandbox) -> String {
+pub fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     String::from_utf8(o.stdout).unwrap()
 }
 
-fn import_file(s: &Sandbox, name: &str, doc: &str) -> std::process::Output {
+pub fn import_file(s: &Sandbox, name: &str, doc: &str) -> std::process::Output {
     let f = s.path(name);
     std::fs::write(&f, doc).unwrap();
     s.run(&["import", f.to_str().unwrap()])

@@ -17,6 +17,7 @@ mod mem;
 mod multiuser;
 mod oltp;
 mod output;
+mod output_safety;
 mod proc;
 mod serve;
 mod session;

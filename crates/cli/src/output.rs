@@ -16,22 +16,28 @@
 //!   Standard error that cannot be written is given up silently: there is
 //!   nowhere left to say so;
 //! - files (`write_file`): never onto the store or its -wal/-shm/-journal
-//!   (compared by device and inode, and by name for those not there yet),
-//!   always atomically: a temporary file in the target's directory, created
+//!   (compared by device and inode, and by name with every link followed —
+//!   the store's and the output's — for those not there yet, since SQLite
+//!   keeps them beside the file the store's links lead to). What is written
+//!   depends on what the name is: a regular file or a new name is written
+//!   atomically — a temporary file in the target's directory, created
 //!   exclusively (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) under a name with 64
 //!   random bits, so a link planted beside the target cannot redirect the
-//!   write; the target's mode kept when it exists; then renamed over it.
+//!   write; the target's mode kept when it exists; then renamed over it. A
+//!   link is followed and the file it leads to written (the link stays). A
+//!   character device, FIFO or terminal (/dev/null, /dev/stdout) is written
+//!   through, never replaced; a directory, block device or socket is refused.
 
-use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use touchstone_harness::scratch::random_suffix;
 use touchstone_report::sanitize::{json_text, terminal_text};
+use touchstone_results::store::place;
 
 use crate::error::CliError;
 
@@ -104,39 +110,20 @@ pub fn eprint(text: &str) {
         .and_then(|()| err.flush());
 }
 
-/// The files SQLite keeps a store in: the database and its companions.
-fn store_files(store: &Path) -> Vec<PathBuf> {
-    let mut files = vec![store.to_path_buf()];
-    for suffix in ["-wal", "-shm", "-journal"] {
-        let mut name = OsString::from(store.as_os_str());
-        name.push(suffix);
-        files.push(PathBuf::from(name));
-    }
-    files
-}
-
-/// `path` with its directory resolved (the file itself need not exist).
-fn resolved(path: &Path) -> Option<PathBuf> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
-}
-
 /// Refuse an output path that is the store or one of its files: the same
 /// file (device and inode, whatever the path: a symlink or a hard link to
-/// it), or the same name where a -wal or -shm is not there yet.
+/// it), or the same name, links followed on both sides, where a -wal or
+/// -shm is not there yet.
 pub fn refuse_store(target: &Path, store: &Path) -> Result<(), CliError> {
     let target_id = std::fs::metadata(target).ok().map(|m| (m.dev(), m.ino()));
-    let target_name = resolved(target);
-    for f in store_files(store) {
+    let target_name = place::resolve(target).ok();
+    let real_store = place::resolve(store).unwrap_or_else(|_| store.to_path_buf());
+    for f in place::files(&real_store) {
         let same_file = match (target_id, std::fs::metadata(&f)) {
             (Some(t), Ok(m)) => t == (m.dev(), m.ino()),
             _ => false,
         };
-        let same_name = target_name.is_some() && target_name == resolved(&f);
-        if same_file || same_name {
+        if same_file || target_name.as_ref() == Some(&f) {
             return Err(CliError::File {
                 path: target.display().to_string(),
                 message: format!(
@@ -152,10 +139,56 @@ pub fn refuse_store(target: &Path, store: &Path) -> Result<(), CliError> {
 /// Write `bytes` to `path` (see the header), after `refuse_store`.
 pub fn write_file(path: &Path, bytes: &[u8], store: &Path) -> Result<(), CliError> {
     refuse_store(path, store)?;
-    write_atomically(path, bytes).map_err(|e| CliError::File {
+    let failed = |message: String| CliError::File {
         path: path.display().to_string(),
-        message: format!("cannot write: {e}"),
-    })
+        message,
+    };
+    let written = match std::fs::metadata(path) {
+        // The file a link leads to is replaced, never the link.
+        Ok(m) if m.is_file() => {
+            std::fs::canonicalize(path).and_then(|target| write_atomically(&target, bytes))
+        }
+        Ok(m) if m.file_type().is_char_device() || m.file_type().is_fifo() => {
+            write_through(path, bytes)
+        }
+        Ok(m) if m.file_type().is_block_device() => {
+            return Err(failed(
+                "cannot write: is a block device, and a report is never written onto a disk \
+                 (choose a file)"
+                    .into(),
+            ))
+        }
+        Ok(m) => {
+            return Err(failed(format!(
+                "cannot write: is a {} (choose a file)",
+                place::kind_of(m.file_type())
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            place::resolve(path).and_then(|target| write_atomically(&target, bytes))
+        }
+        Err(e) => Err(e),
+    };
+    written.map_err(|e| failed(format!("cannot write: {e}")))
+}
+
+/// Write into a character device or FIFO as it is (a terminal, /dev/null,
+/// a pipe): opened without creating or truncating anything, and checked
+/// once open to be still such a file, so a regular file put in its place
+/// meanwhile is never written into.
+fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let t = file.metadata()?.file_type();
+    if !(t.is_char_device() || t.is_fifo()) {
+        return Err(std::io::Error::other(
+            "it was replaced while being opened; nothing was written",
+        ));
+    }
+    file.write_all(bytes)?;
+    file.flush()
 }
 
 /// Names drawn for the temporary file before giving up.
@@ -323,5 +356,23 @@ mod tests {
         }
         refuse_store(&dir.path().join("report.html"), &store).unwrap();
         refuse_store(&dir.path().join("results.sqlite.bak"), &store).unwrap();
+    }
+
+    /// SQLite names the companions after the file the store's links lead
+    /// to; so does the guard, on both sides.
+    #[test]
+    fn a_store_named_through_a_link_is_guarded_by_its_real_companions() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.sqlite");
+        std::fs::write(&real, "db").unwrap();
+        let link = dir.path().join("link.sqlite");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let to_wal = dir.path().join("out.json");
+        std::os::unix::fs::symlink(dir.path().join("real.sqlite-wal"), &to_wal).unwrap();
+        for refused in [dir.path().join("real.sqlite-journal"), to_wal] {
+            let e = refuse_store(&refused, &link).unwrap_err().to_string();
+            assert!(e.contains("real.sqlite-"), "{e}");
+        }
+        refuse_store(&dir.path().join("link.sqlite-wal"), &link).unwrap();
     }
 }

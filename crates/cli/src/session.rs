@@ -140,10 +140,7 @@ impl Session {
     /// `running`.
     pub fn start(req: Request, plan: &mut Plan) -> Result<Session, CliError> {
         let mut store = if req.store {
-            Some(Store::open(
-                &crate::cmd::db_path(req.db),
-                Open::CreateIfMissing,
-            )?)
+            Some(crate::cmd::open(req.db, Open::CreateIfMissing)?)
         } else {
             None
         };

@@ -34,9 +34,9 @@
 //! Opened read-only, an older store is read as it is.
 
 mod owner;
+pub mod place;
 mod reserve;
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -77,6 +77,14 @@ pub enum StoreError {
         "{0}: no results database here yet (run `touchstone run` first, or name one with --db)"
     )]
     Missing(PathBuf),
+    #[error("{path}: the directory {dir} {why}; create it first, or name a store in an existing directory with --db (nothing was created)", dir = dir.display(), path = path.display())]
+    NoDirectory {
+        path: PathBuf,
+        dir: PathBuf,
+        why: String,
+    },
+    #[error("{path}: a {kind}, not a database file; a store is a regular file or a new path (choose another --db)", path = path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
     #[error("no stored run matches '{0}' (see `touchstone runs`)")]
     NoSuchRun(String),
     #[error("'{0}' matches several runs: {1}; give more of the id")]
@@ -163,6 +171,8 @@ impl Store {
         base.join("touchstone").join("results.sqlite")
     }
 
+    /// Where the store really is: the name it was opened by with every
+    /// link followed (SQLite keeps its -wal and -shm beside this file).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -172,24 +182,10 @@ impl Store {
         &self.notices
     }
 
+    /// Open the store named `path`: where its links lead (`place::locate`),
+    /// a regular file, or a new one in an existing directory.
     pub fn open(path: &Path, mode: Open) -> Result<Store, StoreError> {
-        let path = path.to_path_buf();
-        if !path.exists() {
-            if mode != Open::CreateIfMissing {
-                return Err(StoreError::Missing(path));
-            }
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
-            }
-        } else if path.is_dir() {
-            return Err(StoreError::Io {
-                path: path.clone(),
-                source: std::io::Error::other("is a directory, not a database file"),
-            });
-        }
+        let path = place::locate(path, mode == Open::CreateIfMissing)?;
         if mode == Open::ReadOnly {
             return Store::open_read_only(path);
         }
@@ -204,7 +200,7 @@ impl Store {
             // SQLite opens a file it may not write read-only without a
             // word, and fails later on the -shm file or the first write:
             // say plainly that this store cannot be written here.
-            Err(e) if is_access_error(&e) && !writable(&store.path) => {
+            Err(e) if is_access_error(&e) && !place::writable(&store.path) => {
                 Err(StoreError::ReadOnly(store.path.clone()))
             }
             Err(e) => Err(e),
@@ -224,7 +220,7 @@ impl Store {
             Err(e) if !is_access_error(&e) => return Err(e),
             Err(e) => e,
         };
-        let wal = std::fs::metadata(sidecar(&path, "-wal")).map_or(0, |m| m.len());
+        let wal = std::fs::metadata(place::companion(&path, "-wal")).map_or(0, |m| m.len());
         if wal > 0 {
             if let Ok(s) = Store::connect_read_only(&path, ReadAccess::Exclusive) {
                 return Ok(s);
@@ -253,7 +249,7 @@ impl Store {
                 Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
             }
             ReadAccess::Immutable => Connection::open_with_flags(
-                format!("{}?immutable=1", file_uri(path)),
+                format!("{}?immutable=1", place::file_uri(path)),
                 flags | OpenFlags::SQLITE_OPEN_READ_ONLY,
             ),
         }
@@ -929,35 +925,6 @@ fn upsert_curve(
     Ok(())
 }
 
-/// `path` with a suffix (SQLite's `-wal`, `-shm` files beside the store).
-fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// An absolute `file:` URI for `path`, every byte outside the unreserved
-/// set percent-encoded (a '?' or '#' in a file name must not start the
-/// query).
-fn file_uri(path: &Path) -> String {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    };
-    let mut uri = String::from("file:");
-    for &b in abs.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            uri.push(b as char);
-        } else {
-            uri += &format!("%{b:02X}");
-        }
-    }
-    uri
-}
-
 /// Whether a read-only open failed for want of access to the files (not for
 /// what the file holds): the cases another way of reading may pass.
 fn is_access_error(e: &StoreError) -> bool {
@@ -977,36 +944,6 @@ fn is_access_error(e: &StoreError) -> bool {
     }
 }
 
-/// Whether this process may write the store file and create files beside
-/// it (SQLite's -wal and -shm).
-fn writable(path: &Path) -> bool {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    [path, dir].iter().all(|p| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            // SAFETY: access only reads a NUL-terminated path.
-            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
-    })
-}
-
-/// Whether the file system holding `path` has no space left for us.
-fn file_system_full(path: &Path) -> bool {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: statvfs fills a zeroed local struct from a NUL-terminated path.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        libc::statvfs(c.as_ptr(), &mut s) == 0 && s.f_bavail == 0
-    }
-}
-
 fn map_err(path: &Path, e: rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     match e.sqlite_error_code() {
@@ -1016,20 +953,9 @@ fn map_err(path: &Path, e: rusqlite::Error) -> StoreError {
         Some(ErrorCode::ReadOnly) => StoreError::ReadOnly(path),
         // SQLite reports ENOSPC on some paths (growing the -shm file, a
         // sync) as a generic I/O error: name it when the disk is full.
-        Some(ErrorCode::SystemIoFailure) if file_system_full(&path) => StoreError::Full(path),
+        Some(ErrorCode::SystemIoFailure) if place::file_system_full(&path) => {
+            StoreError::Full(path)
+        }
         _ => StoreError::Sqlite { path, source: e },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_uris_escape_what_would_end_the_path() {
-        assert_eq!(
-            file_uri(Path::new("/a b/r?s#t%.sqlite")),
-            "file:/a%20b/r%3Fs%23t%25.sqlite"
-        );
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use touchstone_fleet::slurm::{self, Progress, SlurmJob, TaskResult, Via};
+use touchstone_results::store::Store;
 
 use crate::error::CliError;
 use crate::output::{eprint_line, print};
@@ -205,7 +206,8 @@ pub fn slurm(db: Option<PathBuf>, a: SlurmArgs) -> Result<(), CliError> {
         Via::Srun => {
             let results = slurm::run_srun(&job, &mut progress).map_err(fleet_error)?;
             if let Some(dir) = &job.out_dir {
-                keep_documents(dir, &results)?;
+                let store = db.clone().unwrap_or_else(Store::default_path);
+                keep_documents(dir, &results, &store)?;
             }
             results
         }
@@ -234,8 +236,13 @@ pub fn slurm(db: Option<PathBuf>, a: SlurmArgs) -> Result<(), CliError> {
 }
 
 /// srun with --out: each node's checked document kept there as well
-/// (`touchstone-srun-TASK-HOST.json`), as sbatch's tasks leave theirs.
-fn keep_documents(dir: &std::path::Path, results: &[TaskResult]) -> Result<(), CliError> {
+/// (`touchstone-srun-TASK-HOST.json`), as sbatch's tasks leave theirs,
+/// written as every output file is (`output::write_file`).
+fn keep_documents(
+    dir: &std::path::Path,
+    results: &[TaskResult],
+    store: &std::path::Path,
+) -> Result<(), CliError> {
     let failed = |e: std::io::Error| CliError::File {
         path: dir.display().to_string(),
         message: e.to_string(),
@@ -257,7 +264,7 @@ fn keep_documents(dir: &std::path::Path, results: &[TaskResult]) -> Result<(), C
                 .collect();
             let path = dir.join(format!("touchstone-srun-{}-{host}.json", r.task));
             let text = touchstone_results::json::to_string(doc.runs.clone());
-            std::fs::write(&path, text).map_err(failed)?;
+            crate::output::write_file(&path, text.as_bytes(), store)?;
         }
     }
     Ok(())

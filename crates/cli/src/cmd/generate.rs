@@ -22,7 +22,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
 
 /// The main page on standard output, or every page (touchstone.1,
 /// touchstone-run.1, …) written into `dir`.
-pub fn man(dir: Option<&Path>) -> Result<(), CliError> {
+pub fn man(dir: Option<&Path>, store: &Path) -> Result<(), CliError> {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     match dir {
@@ -31,21 +31,19 @@ pub fn man(dir: Option<&Path>) -> Result<(), CliError> {
             Ok(())
         }
         Some(d) => {
+            // Written as every output file is (`output::write_file`).
             let write = |c: &clap::Command| {
                 let name = c.get_display_name().unwrap_or(c.get_name());
-                std::fs::write(d.join(format!("{name}.1")), page(c))
+                output::write_file(&d.join(format!("{name}.1")), page(c).as_bytes(), store)
             };
-            std::fs::create_dir_all(d)
-                .and_then(|()| write(&cmd))
-                .and_then(|()| {
-                    cmd.get_subcommands()
-                        .filter(|c| !c.is_hide_set())
-                        .try_for_each(write)
-                })
-                .map_err(|e| CliError::File {
-                    path: d.display().to_string(),
-                    message: format!("cannot write the manual pages: {e}"),
-                })?;
+            std::fs::create_dir_all(d).map_err(|e| CliError::File {
+                path: d.display().to_string(),
+                message: format!("cannot make the directory for the manual pages: {e}"),
+            })?;
+            write(&cmd)?;
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .try_for_each(write)?;
             output::print(&format!("manual pages written to {}\n", d.display()));
             Ok(())
         }

@@ -74,7 +74,9 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Fleet(a) => fleet::fleet(db, a),
         Command::Serve(a) => serve::serve(&a),
         Command::Completions { shell } => generate::completions(shell),
-        Command::Man { dir } => generate::man(dir.as_deref()),
+        Command::Man { dir } => {
+            generate::man(dir.as_deref(), &db.unwrap_or_else(Store::default_path))
+        }
     }
 }
 
@@ -91,15 +93,26 @@ pub fn check_label(label: Option<&str>) -> Result<(), CliError> {
     }
 }
 
-pub fn db_path(db: Option<PathBuf>) -> PathBuf {
-    db.unwrap_or_else(Store::default_path)
-}
-
 /// Open the store (reading commands with `Open::ReadOnly`: they work on a
 /// read-only or full disk), passing on what the store says about how it
-/// could be read.
+/// could be read. A store named with --db (or TOUCHSTONE_DB) must lie in a
+/// directory that exists, so a mistyped path makes nothing; only the
+/// default store's own directory is made, by a command that writes.
 pub fn open(db: Option<PathBuf>, mode: Open) -> Result<Store, CliError> {
-    let store = Store::open(&db_path(db), mode)?;
+    let path = match db {
+        Some(path) => path,
+        None => {
+            let path = Store::default_path();
+            if let (Open::CreateIfMissing, Some(dir)) = (mode, path.parent()) {
+                std::fs::create_dir_all(dir).map_err(|e| CliError::File {
+                    path: dir.display().to_string(),
+                    message: format!("cannot make the default store's directory: {e}"),
+                })?;
+            }
+            path
+        }
+    };
+    let store = Store::open(&path, mode)?;
     for notice in store.notices() {
         crate::output::eprint_line(&format!("warning: {notice}"));
     }
