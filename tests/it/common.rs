@@ -89,3 +89,15 @@ pub fn measurement_names(run: &Value) -> Vec<&str> {
         .map(|m| m["name"].as_str().expect("a measurement's name"))
         .collect()
 }
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no failure mode.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A prerequisite a test cannot have here (root, a tool): skipped, saying
+/// why; under CI (`CI` set) a failure, never a silent pass.
+pub fn unavailable(why: &str) {
+    assert!(std::env::var_os("CI").is_none(), "CI: {why}");
+    eprintln!("skipped: {why}");
+}

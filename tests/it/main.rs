@@ -4,6 +4,7 @@ mod app;
 mod cli;
 mod comm_family;
 mod common;
+mod device_guard;
 mod fleet_interrupt;
 mod fleet_report;
 mod fleet_slurm;

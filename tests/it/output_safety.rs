@@ -13,22 +13,10 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{is_root, text, unavailable, Sandbox};
 use crate::imports::{document, import_file, stored};
 
 const REFUSED: &str = "refusing to write over the results store";
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A prerequisite the test cannot have here: skipped, saying why; under CI
-/// (`CI` set) a failure, never a silent pass.
-fn unavailable(why: &str) {
-    assert!(std::env::var_os("CI").is_none(), "CI: {why}");
-    eprintln!("skipped: {why}");
-}
 
 fn mknod(path: &Path, kind: libc::mode_t, major: u32, minor: u32) {
     let c = CString::new(path.as_os_str().as_bytes()).unwrap();

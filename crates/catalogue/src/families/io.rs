@@ -117,8 +117,10 @@ impl touchstone_harness::Benchmark for Io {
             Place::Device(dev) => {
                 self.dir = dev.clone();
                 let c = sys::cstring(dev)?;
-                // SAFETY: a NUL-terminated path; the device was checked
-                // (both flags, block device, unmounted) before the run.
+                // SAFETY: a NUL-terminated path. The device was checked
+                // unused and claimed (O_EXCL) by the run before it began
+                // (`block_device::claim`); this open, not exclusive, is
+                // what the claim allows.
                 let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
                 self.fd = sys::check(fd, "open the device")?;
             }

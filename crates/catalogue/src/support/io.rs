@@ -17,6 +17,8 @@ use hdrhistogram::Histogram;
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::{BenchError, Fallible};
 
+use super::block_device::{self, Claim};
+pub use super::block_device::{mounts, Mount};
 use super::memory::Rng;
 use super::sys::{self, errno};
 use super::zipf::{unit, Zipf};
@@ -44,6 +46,10 @@ pub struct Target {
 
 static TARGET: Mutex<Option<Target>> = Mutex::new(None);
 
+/// The exclusive claim on `--device`, held from `configure` to the end of
+/// the process, so nothing can mount or claim it while it is measured.
+static CLAIM: Mutex<Option<Claim>> = Mutex::new(None);
+
 /// Held by the tests that build I/O cases or change the target, which is
 /// one per process: a test's `--dir` must not leak into another's case.
 #[cfg(test)]
@@ -57,7 +63,10 @@ pub fn test_target() -> std::sync::MutexGuard<'static, ()> {
 
 /// Check and record the command line's target for the I/O families; the
 /// only way it is set. Writing to a device needs both flags naming the same
-/// block device, which nothing has mounted; `--drop-caches` needs root.
+/// block device, which nothing uses (`block_device::claim`: no mount, swap
+/// or holder on it or any partition of it, and claimed exclusively for the
+/// rest of the process); `--drop-caches` needs root. A dry run is checked
+/// alike.
 pub fn configure(
     dir: Option<PathBuf>,
     device: Option<PathBuf>,
@@ -94,10 +103,10 @@ pub fn configure(
                     cx.display()
                 ));
             }
-            check_unmounted_block_device(&cd)?;
-            Some(cd)
+            Some((cd.clone(), block_device::claim(&cd)?))
         }
     };
+    let (device, claim) = device.unzip();
     if device.is_some() && dir.is_some() {
         return Err("--dir and --device: choose one place to write".into());
     }
@@ -115,6 +124,7 @@ pub fn configure(
         device,
         drop_caches,
     });
+    *CLAIM.lock().unwrap_or_else(|p| p.into_inner()) = claim;
     Ok(())
 }
 
@@ -160,86 +170,7 @@ pub fn scratch_parent() -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Refuse a device that is not a block device, is mounted, or is swap.
-fn check_unmounted_block_device(dev: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let md = std::fs::metadata(dev).map_err(|e| format!("--device {}: {e}", dev.display()))?;
-    if !md.file_type().is_block_device() {
-        return Err(format!("--device {}: not a block device", dev.display()));
-    }
-    let rdev = md.rdev();
-    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-    if let Some(m) = mounts()
-        .iter()
-        .find(|m| m.major_minor == (major, minor) || Path::new(&m.source) == dev)
-    {
-        return Err(format!(
-            "--device {}: mounted on {} ({}); refusing to write to a mounted device",
-            dev.display(),
-            m.mount_point.display(),
-            m.fs_type
-        ));
-    }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    if swaps
-        .lines()
-        .skip(1)
-        .any(|l| l.split_whitespace().next().map(Path::new) == Some(dev))
-    {
-        return Err(format!("--device {}: in use as swap", dev.display()));
-    }
-    Ok(())
-}
-
 // ------------------------------------------------- file system and device
-
-/// One line of /proc/self/mountinfo.
-#[derive(Debug, Clone)]
-pub struct Mount {
-    pub major_minor: (u32, u32),
-    pub mount_point: PathBuf,
-    pub fs_type: String,
-    pub source: String,
-}
-
-/// The mounts this process sees.
-pub fn mounts() -> Vec<Mount> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines().filter_map(parse_mountinfo_line).collect()
-}
-
-/// `36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw`
-fn parse_mountinfo_line(line: &str) -> Option<Mount> {
-    let (left, right) = line.split_once(" - ")?;
-    let f: Vec<&str> = left.split(' ').collect();
-    let (ma, mi) = f.get(2)?.split_once(':')?;
-    let r: Vec<&str> = right.split(' ').collect();
-    Some(Mount {
-        major_minor: (ma.parse().ok()?, mi.parse().ok()?),
-        mount_point: PathBuf::from(unescape_octal(f.get(4)?)),
-        fs_type: r.first()?.to_string(),
-        source: unescape_octal(r.get(1).unwrap_or(&"none")),
-    })
-}
-
-/// mountinfo writes space, tab, newline and backslash as \ooo.
-fn unescape_octal(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 4 <= b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// The mount a path lies on (the longest mount point above it; the last
 /// such mount wins, as the newest hides those under it).
@@ -922,15 +853,7 @@ mod tests {
     }
 
     #[test]
-    fn mountinfo_lines_parse() {
-        let m = parse_mountinfo_line(
-            "36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/vda1 rw",
-        )
-        .unwrap();
-        assert_eq!(m.major_minor, (98, 0));
-        assert_eq!(m.mount_point, PathBuf::from("/mnt/my disk"));
-        assert_eq!(m.fs_type, "ext4");
-        assert_eq!(m.source, "/dev/vda1");
+    fn the_mount_of_a_path_and_its_alignment_are_found() {
         assert!(mount_of(Path::new("/")).is_some());
         let a = direct_alignment(&scratch_parent());
         assert!(a.is_power_of_two() && (1..=4096).contains(&a), "{a}");

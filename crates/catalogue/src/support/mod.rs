@@ -2,10 +2,12 @@
 //! (`crate::families` holds only families): system calls and errors, where
 //! processes run, loopback sockets, the ping-pong and one-way engines of
 //! the communication families, memory buffers and the pointer chase of the
-//! memory families, cache-level detection, scratch files, and the web
-//! workload's file set, HTTP parsing and Zipf sampler.
+//! memory families, cache-level detection, scratch files, what uses a
+//! block device (the guard of `io --device`), and the web workload's file
+//! set, HTTP parsing and Zipf sampler.
 
 pub mod background_load;
+pub mod block_device;
 pub mod cache_levels;
 pub mod cpuid_tlb;
 pub mod echo_server;
