@@ -28,18 +28,21 @@ const MAX_LINKS: usize = 40;
 /// leads nowhere yet (its target is where a new file would be made). The
 /// directory must exist; the file need not.
 pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
-    let mut p = std::path::absolute(path)?;
+    resolve_or_dir(path).map_err(|(_, e)| e)
+}
+
+/// `resolve`, or the directory that could not be resolved and why.
+fn resolve_or_dir(path: &Path) -> Result<PathBuf, (PathBuf, std::io::Error)> {
+    let mut p = std::path::absolute(path).map_err(|e| (path.to_path_buf(), e))?;
     for _ in 0..MAX_LINKS {
         if let Ok(real) = std::fs::canonicalize(&p) {
             return Ok(real);
         }
         let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no file name",
-            ));
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, "no file name");
+            return Err((p, e));
         };
-        let dir = std::fs::canonicalize(dir)?;
+        let dir = std::fs::canonicalize(dir).map_err(|e| (dir.to_path_buf(), e))?;
         let here = dir.join(name);
         match std::fs::read_link(&here) {
             // A relative target is relative to the link's directory.
@@ -47,7 +50,7 @@ pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
             Err(_) => return Ok(here),
         }
     }
-    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+    Err((p, std::io::Error::from_raw_os_error(libc::ELOOP)))
 }
 
 /// What a file that is not a regular file is, in words.
@@ -91,14 +94,10 @@ pub fn files(real: &Path) -> Vec<PathBuf> {
 /// exists. Nothing is created.
 pub fn locate(path: &Path, create: bool) -> Result<PathBuf, StoreError> {
     let named = path.to_path_buf();
-    let real = match resolve(path) {
+    let real = match resolve_or_dir(path) {
         Ok(real) => real,
         Err(_) if !create => return Err(StoreError::Missing(named)),
-        Err(e) => {
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
+        Err((dir, e)) => {
             let why = match e.kind() {
                 std::io::ErrorKind::NotFound => "does not exist".to_string(),
                 _ => format!("cannot be used ({e})"),
@@ -227,6 +226,11 @@ mod tests {
             locate(&dir.path().join("no/x.sqlite"), false),
             Err(StoreError::Missing(_))
         ));
+        // Through a link, the directory named is the one the link leads into.
+        let link = dir.path().join("link.sqlite");
+        std::os::unix::fs::symlink(dir.path().join("gone/x.sqlite"), &link).unwrap();
+        let msg = locate(&link, true).unwrap_err().to_string();
+        assert!(msg.contains("gone does not exist"), "{msg}");
         let msg = locate(dir.path(), true).unwrap_err().to_string();
         assert!(
             msg.contains("a directory") && msg.contains("regular file"),
