@@ -283,6 +283,41 @@ pub fn derived(
     }
 }
 
+/// A derived level (a cache or TLB level the machine reports) that the
+/// measured curve does not confirm: stored with its name so that every run
+/// has the same names, but `invalid` ("not detected" and `reason`), so no
+/// report, comparison or index reads a number from it. The reason also
+/// travels as a `level-not-detected` warning, which reports print.
+pub fn not_detected_level(
+    name: &str,
+    group: &str,
+    reason: &str,
+    extra: &[(&str, f64)],
+) -> Measurement {
+    let family = name.split('/').next().unwrap_or(name);
+    let unit = if family == "tlb" {
+        Unit::Count
+    } else {
+        Unit::Ns
+    };
+    let text = format!("not detected: {reason}");
+    let mut m = derived(
+        name,
+        family,
+        group,
+        unit,
+        0.0,
+        &[],
+        extra,
+        vec![touchstone_results::Warning::new(
+            touchstone_results::WarningCode::LevelNotDetected,
+            text.clone(),
+        )],
+    );
+    m.invalid = Some(text);
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use crate::support::placement::{CROSS_CPU_INTERVAL_NS, SETTLE_NS};

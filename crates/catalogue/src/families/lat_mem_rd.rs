@@ -12,12 +12,12 @@
 
 use touchstone_results::{groups, Measurement, Unit, Warning, WarningCode};
 
-use crate::family::{derived, Built, Family, Mode};
+use crate::family::{derived, not_detected_level, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use touchstone_results::Statistic;
 
 use crate::support::cache_levels::{
-    bytes_text, median, min_of, os_caches, steps, SweepPoint, MIN_CONFIDENCE,
+    bytes_text, median, min_of, name_steps, os_caches, steps, SweepPoint, MIN_CONFIDENCE,
 };
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
@@ -153,9 +153,14 @@ fn memory_from(os: &[touchstone_results::host::Cache]) -> u64 {
 ///   each reported only when it is `resolved` by the grid, lies within the
 ///   OS's last-level cache, and reaches `MIN_CONFIDENCE` over resampled
 ///   repetitions and (when the second chain was measured) in that chain
-///   too; its confidence is stored. Levels are numbered from L1 only when
-///   the sweep starts inside L1. A step that fails is "not detected" (a
-///   warning says which and why), and its plateau merges with the next.
+///   too; its confidence is stored. A confirmed step is named after the
+///   level the OS reports nearest to it (`name_steps`), so a level missed
+///   in one run does not rename the next; levels are named only when the
+///   sweep starts inside L1. A step that fails is "not detected" (a warning
+///   says which and why), and its plateau merges with the next. A level the
+///   OS reports that no confirmed step stands for is stored as such: the
+///   measurement is `invalid`, "not detected" with the reason, never a
+///   number.
 /// - Memory: the fully random chain's median latency over the sizes past
 ///   twice the last-level cache, with the sizes it covers; absent when
 ///   that chain did not reach so far, and never taken from `rand_page`.
@@ -184,41 +189,85 @@ pub fn derive_from(
         .map_or(32 << 10, |c| c.size_bytes);
     let smallest = points.first().map_or(0, |p| p.size);
     let starts_in_l1 = smallest <= l1 / 2;
+    let mut reported: Vec<(u32, u64)> = os.iter().map(|c| (c.level, c.size_bytes)).collect();
+    reported.sort_unstable();
+    let found = steps(points, confirm.map(|c| c.1), 0.25, stat);
+    let mut why: Vec<Option<String>> = found
+        .iter()
+        .map(|step| {
+            if !starts_in_l1 {
+                Some(format!(
+                    "the sweep starts at {}, not inside L1 ({}): levels cannot be numbered",
+                    bytes_text(smallest),
+                    bytes_text(l1)
+                ))
+            } else if !step.resolved {
+                Some("the sizes around it are too sparse to place it".to_string())
+            } else if llc.is_some_and(|llc| step.size > llc) {
+                Some(
+                    "past the last-level cache the OS reports (a TLB or page-walk effect)"
+                        .to_string(),
+                )
+            } else if step.confidence < MIN_CONFIDENCE {
+                Some(format!(
+                    "{:.0} % of resampled curves{} show it within one grid step (needs {:.0} %)",
+                    step.confidence * 100.0,
+                    confirm.map_or(String::new(), |(c, _)| format!(" (with the {c} chain's)")),
+                    MIN_CONFIDENCE * 100.0
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    // The steps that could be levels (inside the LLC, in a sweep that
+    // starts inside L1) are matched to the OS's levels, confirmed or not,
+    // so that each keeps its place; with no OS levels, the confirmed ones
+    // are numbered in order.
+    let candidates: Vec<usize> = (0..found.len())
+        .filter(|&i| {
+            starts_in_l1
+                && llc.is_none_or(|llc| found[i].size <= llc)
+                && (!reported.is_empty() || why[i].is_none())
+        })
+        .collect();
+    let candidate_sizes: Vec<u64> = candidates.iter().map(|&i| found[i].size).collect();
+    let mut names: Vec<Option<u32>> = vec![None; found.len()];
+    for (&i, name) in candidates
+        .iter()
+        .zip(name_steps(&candidate_sizes, &reported))
+    {
+        names[i] = name;
+        if name.is_none() && why[i].is_none() {
+            why[i] = Some(format!(
+                "the OS reports {} levels, and the steps matched to them lie nearer",
+                reported.len()
+            ));
+        }
+    }
     let mut out = Vec::new();
     let mut not_detected: Vec<String> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();
-    for step in steps(points, confirm.map(|c| c.1), 0.25, stat) {
+    for (i, step) in found.iter().enumerate() {
         merged.extend(&step.level.points);
-        let why = if !starts_in_l1 {
-            Some(format!(
-                "the sweep starts at {}, not inside L1 ({}): levels cannot be numbered",
-                bytes_text(smallest),
-                bytes_text(l1)
-            ))
-        } else if !step.resolved {
-            Some("the sizes around it are too sparse to place it".to_string())
-        } else if llc.is_some_and(|llc| step.size > llc) {
-            Some("past the last-level cache the OS reports (a TLB or page-walk effect)".to_string())
-        } else if step.confidence < MIN_CONFIDENCE {
-            Some(format!(
-                "{:.0} % of resampled curves{} show it (needs {:.0} %)",
-                step.confidence * 100.0,
-                confirm.map_or(String::new(), |(c, _)| format!(" (with the {c} chain's)")),
-                MIN_CONFIDENCE * 100.0
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            not_detected.push(format!("{}: {why}", bytes_text(step.size)));
+        let (Some(lv), None) = (names[i], &why[i]) else {
+            let reason = why[i].as_deref().unwrap_or("not confirmed");
+            not_detected.push(format!("{}: {reason}", bytes_text(step.size)));
+            // A level not detected keeps its plateau; a step that is no
+            // level splits one, which goes on into the next.
+            if names[i].is_some() {
+                merged.clear();
+            }
             continue;
-        }
-        let lv = out.len() as u32 + 1;
+        };
         let mut warnings = Vec::new();
         let mut extra: Vec<(&str, f64)> = vec![
             ("size_bytes", step.size as f64),
             ("confidence", step.confidence),
         ];
+        if let Some(next) = step.next {
+            extra.push(("next_size_bytes", next as f64));
+        }
         if let Some(o) = os.iter().find(|c| c.level == lv) {
             extra.push(("os_size_bytes", o.size_bytes as f64));
             if !sizes_agree(step.size, o.size_bytes) {
@@ -240,19 +289,45 @@ pub fn derive_from(
                 ),
             ));
         }
-        let latency = median(&merged);
         out.push(derived(
             &format!("lat_mem_rd/level:L{lv}/stride:{chain}"),
             "lat_mem_rd",
             group,
             Unit::Ns,
-            latency,
+            median(&merged),
             &merged,
             &extra,
             warnings,
         ));
         merged.clear();
     }
+    let levels_found = out.len();
+    // The OS's levels no confirmed step stands for, where the sweep spans
+    // them (it starts inside L1 and reaches past the level's size): stored
+    // as not detected.
+    let largest = points.last().map_or(0, |p| p.size);
+    for &(lv, size) in &reported {
+        let figure = (0..found.len()).any(|i| names[i] == Some(lv) && why[i].is_none());
+        if figure || !starts_in_l1 || largest <= size {
+            continue;
+        }
+        let reason = match (0..found.len()).find(|&i| names[i] == Some(lv)) {
+            Some(i) => format!(
+                "its step at {}: {}",
+                bytes_text(found[i].size),
+                why[i].as_deref().unwrap_or("")
+            ),
+            None => format!("the {chain} curve shows no step that can stand for it"),
+        };
+        out.push(not_detected_level(
+            &format!("lat_mem_rd/level:L{lv}/stride:{chain}"),
+            group,
+            &reason,
+            &[("os_size_bytes", size as f64)],
+        ));
+    }
+    // Every level in order, figure or not.
+    out.sort_by(|a, b| a.params.get("level").cmp(&b.params.get("level")));
     let far: Vec<&SweepPoint> = points
         .iter()
         .filter(|p| p.size >= memory_from(os))
@@ -268,12 +343,11 @@ pub fn derive_from(
             ),
         ));
     }
-    if out.len() != os.len() && starts_in_l1 {
+    if levels_found != os.len() && starts_in_l1 {
         memory_warnings.push(Warning::new(
             WarningCode::CacheLevelsDiffer,
             format!(
-                "{} cache levels found in the {chain} curve; the OS reports {}",
-                out.len(),
+                "{levels_found} cache levels found in the {chain} curve; the OS reports {}",
                 os.len()
             ),
         ));
@@ -293,7 +367,7 @@ pub fn derive_from(
             ],
             memory_warnings,
         ));
-    } else if let Some(last) = out.last_mut() {
+    } else if let Some(last) = out.iter_mut().rev().find(|m| m.invalid.is_none()) {
         // No memory figure to carry them: the last level does, with why.
         let why = if chain != MEMORY_CHAIN {
             format!(
@@ -362,7 +436,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::cache_levels::detect_levels;
+    use crate::support::cache_levels::{detect_levels, detect_levels_per_grid_point};
     use crate::support::recorded_curves;
     use crate::testing::{measure_spec, tiny_plan};
     use touchstone_results::host::Cache;
@@ -482,14 +556,28 @@ mod tests {
             names(&d)
         );
         // Four sizes spanning L1 to memory: steps too far apart to place.
+        // The levels the OS reports are stored as not detected, no number.
         let wide = [4 << 10, 512 << 10, 16 * mb, 256 * mb];
         let d = derive_from(&[("rand", clean(&wide, staircase))], &os(), min_of);
-        assert!(
-            d.iter().all(|m| !m.name.contains("level:L")),
-            "{:?}",
-            names(&d)
+        assert_eq!(
+            names(&d),
+            [
+                "lat_mem_rd/level:L1/stride:rand",
+                "lat_mem_rd/level:L2/stride:rand",
+                "lat_mem_rd/level:L3/stride:rand",
+                "lat_mem_rd/level:mem/stride:rand"
+            ]
         );
-        assert_eq!(names(&d), ["lat_mem_rd/level:mem/stride:rand"]);
+        for m in &d[..3] {
+            let why = m.invalid.as_deref().expect("no figure");
+            assert!(why.starts_with("not detected: "), "{why}");
+            assert!(m.valid_value().is_none());
+            assert!(m.warnings.iter().any(|w| w.code == "level-not-detected"));
+        }
+        assert!(
+            d[1].invalid.as_deref().unwrap().contains("too sparse"),
+            "{d:?}"
+        );
     }
 
     fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
@@ -506,17 +594,13 @@ mod tests {
     /// the old way (every step of the rand_page headline curve, numbered in
     /// order) their levels flip: run 1 has an L4 at 3 MiB that run 2 lacks,
     /// and L3 moves from 1 MiB to 2 MiB. Read from the fully random chain
-    /// with rand_page confirming, every run names the same levels at sizes
-    /// within one grid step, none past the last cache, and a memory latency.
+    /// with rand_page confirming, every run names the same levels, each a
+    /// figure at sizes within one grid step or stored as not detected, none
+    /// past the last cache, and a memory latency.
     #[test]
     fn recorded_runs_that_flipped_now_agree() {
         use recorded_curves::*;
-        let old = |c| {
-            detect_levels(&curve_of(&recorded(c)), 0.25)
-                .iter()
-                .filter_map(|l| l.size)
-                .collect::<Vec<_>>()
-        };
+        let old = |c| detect_levels_per_grid_point(&curve_of(&recorded(c)), 0.25);
         fn curve_of(p: &[SweepPoint]) -> Vec<(u64, f64)> {
             p.iter().map(|p| (p.size, p.headline)).collect()
         }
@@ -539,32 +623,90 @@ mod tests {
                 )
             })
             .collect();
+        let grid = quick_grid();
         for d in &derived {
-            assert_eq!(names(d), names(&derived[0]), "{:?}", names(d));
-            assert!(d
-                .iter()
-                .any(|m| m.name == "lat_mem_rd/level:mem/stride:rand"));
+            assert_eq!(names(d), names(&derived[0]));
+            assert_eq!(d.last().unwrap().name, "lat_mem_rd/level:mem/stride:rand");
             let mem = d.last().unwrap().value();
             assert!(mem > 100.0, "memory {mem} ns is not a memory latency");
-            for m in d.iter().filter(|m| m.extra.contains_key("size_bytes")) {
+            for m in d
+                .iter()
+                .filter(|m| m.invalid.is_none() && m.name != d.last().unwrap().name)
+            {
                 assert!(m.extra["size_bytes"] <= (32 << 20) as f64, "{}", m.name);
                 assert!(m.extra["confidence"] >= MIN_CONFIDENCE);
             }
         }
-        for level in names(&derived[0])
-            .into_iter()
-            .filter(|n| !n.contains("mem"))
-        {
-            let sizes: Vec<f64> = derived
+        assert_eq!(
+            names(&derived[0]),
+            [
+                "lat_mem_rd/level:L1/stride:rand",
+                "lat_mem_rd/level:L2/stride:rand",
+                "lat_mem_rd/level:L3/stride:rand",
+                "lat_mem_rd/level:mem/stride:rand"
+            ]
+        );
+        // Where a level is a figure, it is at one place (within one grid
+        // step); under this load the L3 is not detected in any run.
+        for k in 0..3 {
+            let sizes: Vec<u64> = derived
                 .iter()
-                .map(|d| d.iter().find(|m| m.name == level).unwrap().extra["size_bytes"])
+                .filter(|d| d[k].invalid.is_none())
+                .map(|d| d[k].extra["size_bytes"] as u64)
                 .collect();
-            let (lo, hi) = (
-                sizes.iter().copied().fold(f64::INFINITY, f64::min),
-                sizes.iter().copied().fold(0.0, f64::max),
-            );
-            assert!(hi <= lo * 1.5, "{level} moves: {sizes:?}");
+            for w in sizes.windows(2) {
+                let apart = crate::support::cache_levels::grid_steps_apart(&grid, w[0], w[1]);
+                assert!(apart <= 1.0, "{} moves: {sizes:?}", names(&derived[0])[k]);
+            }
         }
+        assert!(derived.iter().all(|d| d[0].invalid.is_none()));
+        assert!(derived.iter().all(|d| d[2].invalid.is_some()));
+    }
+
+    /// A level the second chain does not confirm is stored as not detected
+    /// under its own name, and the level after it keeps its name: read in
+    /// order, the old way, the 32 MiB step of this run would have been
+    /// "L2".
+    #[test]
+    fn a_level_not_confirmed_keeps_its_name_and_no_number() {
+        let grid = quick_grid();
+        let twin = |s: u64| {
+            if s <= 48 << 10 {
+                1.0
+            } else if s <= 32 << 20 {
+                3.7
+            } else {
+                45.0
+            }
+        };
+        let sweeps = [
+            ("rand", clean(&grid, staircase)),
+            ("rand_page", clean(&grid, twin)),
+        ];
+        let d = derive_from(&sweeps, &os(), min_of);
+        assert_eq!(
+            names(&d),
+            [
+                "lat_mem_rd/level:L1/stride:rand",
+                "lat_mem_rd/level:L2/stride:rand",
+                "lat_mem_rd/level:L3/stride:rand",
+                "lat_mem_rd/level:mem/stride:rand"
+            ]
+        );
+        let why = d[1].invalid.as_deref().expect("L2 is no figure");
+        assert!(
+            why.starts_with("not detected: its step at 1 MiB: 0 % of resampled curves"),
+            "{why}"
+        );
+        assert_eq!(d[1].extra["os_size_bytes"], (1 << 20) as f64);
+        assert!(d[2].invalid.is_none());
+        assert_eq!(d[2].extra["size_bytes"], (32 << 20) as f64);
+        // Its latency is its own plateau's, not merged with L2's.
+        assert_eq!(d[2].value(), 14.0);
+        assert!(d[3]
+            .warnings
+            .iter()
+            .any(|w| w.code == "cache-levels-differ"));
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! Intel's older leaf 2 descriptor bytes are not decoded (a table of some
 //! hundred vendor descriptors): CPUs that only have leaf 2 report nothing
 //! here. A hypervisor may also pass other values than the hardware's.
+//! Elsewhere the device tree, where the firmware describes the CPU's TLB
+//! (`d-tlb-size` or `tlb-size` under /sys/firmware/devicetree/base/cpus),
+//! gives the first level. (/proc/cpuinfo's "TLB size" line on AMD is the
+//! kernel's sum of cpuid's L2 data and instruction entries: nothing cpuid
+//! does not already say.)
 
 /// One data (or unified) TLB level for 4 KiB pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +69,47 @@ pub fn decode_intel(subleaves: &[Regs]) -> Vec<Tlb> {
     }
     out.sort_by_key(|t| t.level);
     out
+}
+
+/// Where the machine reports its data TLBs, and what it reports there: cpuid
+/// on x86-64, else the device tree; `None` when neither says anything.
+pub fn reported_tlbs() -> Option<(&'static str, Vec<Tlb>)> {
+    let cpuid = data_tlbs();
+    if !cpuid.is_empty() {
+        return Some(("cpuid", cpuid));
+    }
+    let dt = devicetree_tlbs(std::path::Path::new("/sys/firmware/devicetree/base/cpus"));
+    (!dt.is_empty()).then_some(("devicetree", dt))
+}
+
+/// The first CPU node's data TLB in a device tree (`cpus`: the directory of
+/// its CPU nodes): `d-tlb-size` (split TLBs) or `tlb-size` (unified), each a
+/// big-endian 32-bit cell, as the devicetree specification's CPU node
+/// describes them. One level: the specification has no second.
+pub fn devicetree_tlbs(cpus: &std::path::Path) -> Vec<Tlb> {
+    let Ok(dir) = std::fs::read_dir(cpus) else {
+        return Vec::new();
+    };
+    let mut nodes: Vec<std::path::PathBuf> = dir
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("cpu@"))
+        })
+        .collect();
+    nodes.sort();
+    let cell = |p: std::path::PathBuf| -> Option<u32> {
+        let b = std::fs::read(p).ok()?;
+        Some(u32::from_be_bytes(b.get(..4)?.try_into().ok()?))
+    };
+    nodes
+        .first()
+        .and_then(|n| cell(n.join("d-tlb-size")).or_else(|| cell(n.join("tlb-size"))))
+        .filter(|&e| e > 0)
+        .map(|entries| vec![Tlb { level: 1, entries }])
+        .unwrap_or_default()
 }
 
 /// This CPU's data TLBs for 4 KiB pages, as cpuid reports them; empty when
@@ -150,6 +196,31 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn the_device_tree_gives_the_first_cpus_data_tlb() {
+        let dir = std::env::temp_dir().join(format!("touchstone-dt-{}", std::process::id()));
+        let cpu = |n: &str| dir.join(n);
+        std::fs::create_dir_all(cpu("cpu@0")).unwrap();
+        std::fs::create_dir_all(cpu("cpu@1")).unwrap();
+        std::fs::create_dir_all(cpu("cpu-map")).unwrap();
+        // Nothing described: nothing reported.
+        assert!(devicetree_tlbs(&dir).is_empty());
+        std::fs::write(cpu("cpu@1").join("d-tlb-size"), 32u32.to_be_bytes()).unwrap();
+        std::fs::write(cpu("cpu@0").join("tlb-size"), 64u32.to_be_bytes()).unwrap();
+        assert_eq!(
+            devicetree_tlbs(&dir),
+            [Tlb {
+                level: 1,
+                entries: 64
+            }]
+        );
+        // A split data TLB is preferred to the unified figure.
+        std::fs::write(cpu("cpu@0").join("d-tlb-size"), 48u32.to_be_bytes()).unwrap();
+        assert_eq!(devicetree_tlbs(&dir)[0].entries, 48);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(devicetree_tlbs(&dir).is_empty());
     }
 
     #[test]
