@@ -8,6 +8,7 @@ pub mod compare_curves;
 pub mod curve;
 pub mod curve_analysis;
 pub mod index;
+pub mod knee;
 pub mod outliers;
 pub mod pairs;
 pub mod predict;

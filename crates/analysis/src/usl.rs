@@ -565,7 +565,7 @@ fn levenberg_marquardt(
 
 /// Solves the m × m system given as rows of an augmented matrix [A | b] by
 /// Gaussian elimination with partial pivoting; `None` if singular.
-fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+pub(crate) fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     let m = a.len();
     for col in 0..m {
         let pivot = (col..m).max_by(|&r, &s| a[r][col].abs().total_cmp(&a[s][col].abs()))?;
