@@ -291,15 +291,11 @@ pub fn derived(
 pub fn not_detected_level(
     name: &str,
     group: &str,
+    unit: Unit,
     reason: &str,
     extra: &[(&str, f64)],
 ) -> Measurement {
     let family = name.split('/').next().unwrap_or(name);
-    let unit = if family == "tlb" {
-        Unit::Count
-    } else {
-        Unit::Ns
-    };
     let text = format!("not detected: {reason}");
     let mut m = derived(
         name,

@@ -17,7 +17,7 @@ use crate::params::{Kind, Param, Point};
 use touchstone_results::Statistic;
 
 use crate::support::cache_levels::{
-    bytes_text, median, min_of, name_steps, os_caches, steps, SweepPoint, MIN_CONFIDENCE,
+    bytes_text, median, min_of, name_steps, os_caches, steps, Place, SweepPoint, MIN_CONFIDENCE,
 };
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
@@ -191,7 +191,7 @@ pub fn derive_from(
     let starts_in_l1 = smallest <= l1 / 2;
     let mut reported: Vec<(u32, u64)> = os.iter().map(|c| (c.level, c.size_bytes)).collect();
     reported.sort_unstable();
-    let found = steps(points, confirm.map(|c| c.1), 0.25, stat);
+    let found = steps(points, confirm.map(|c| c.1), 0.25, stat, Place::Midpoint);
     let mut why: Vec<Option<String>> = found
         .iter()
         .map(|step| {
@@ -322,6 +322,7 @@ pub fn derive_from(
         out.push(not_detected_level(
             &format!("lat_mem_rd/level:L{lv}/stride:{chain}"),
             group,
+            Unit::Ns,
             &reason,
             &[("os_size_bytes", size as f64)],
         ));

@@ -16,7 +16,7 @@ use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 use crate::family::{derived, not_detected_level, Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{
-    grid_steps_apart, min_of, name_steps, os_caches, os_line_bytes, steps, SweepPoint,
+    grid_steps_apart, min_of, name_steps, os_caches, os_line_bytes, steps, Place, SweepPoint,
     MIN_CONFIDENCE,
 };
 use crate::support::cpuid_tlb::{reported_tlbs, Tlb};
@@ -97,19 +97,22 @@ pub fn derive_from(
         return Vec::new();
     }
     let grid: Vec<u64> = points.iter().map(|p| p.size).collect();
-    let found = steps(points, None, 0.2, min_of);
+    let found = steps(points, None, 0.2, min_of, Place::Onset);
     let mut set_aside: Vec<String> = Vec::new();
     let mut why: Vec<Option<String>> = Vec::new();
     let mut is_cache: Vec<bool> = Vec::new();
     for step in &found {
-        let entries = step.size;
+        // A cache's step is placed where a cache's is (halfway up), not
+        // where a TLB's is (where it leaves the plateau).
+        let halfway = step.level.size.unwrap_or(step.size);
         let cache = line_capacities
             .iter()
-            .find(|(_, lines)| grid_steps_apart(&grid, entries, *lines) <= 1.0 + 1e-9);
+            .find(|(_, lines)| grid_steps_apart(&grid, halfway, *lines) <= 1.0 + 1e-9);
         is_cache.push(cache.is_some());
         why.push(if let Some((lv, lines)) = cache {
             Some(format!(
-                "the touched lines outgrow L{lv} ({lines} lines, within one grid step), not a TLB"
+                "halfway up at {halfway} pages, the touched lines outgrow L{lv} ({lines} lines, \
+                 within one grid step), not a TLB"
             ))
         } else if !step.resolved {
             Some("the page counts around it are too sparse to place it".to_string())
@@ -228,6 +231,7 @@ pub fn derive_from(
         out.push(not_detected_level(
             &format!("tlb/level:L{}", t.level),
             "mem_lat",
+            Unit::Count,
             &reason,
             &[(reported_key.as_str(), t.entries as f64)],
         ));
@@ -250,7 +254,8 @@ pub const FAMILY: Family = Family {
             "768", "1024", "1536", "2048", "2560", "3072", "4096", "6144", "8192", "16384",
         ],
         quick: &[
-            "16", "32", "64", "96", "128", "256", "512", "1024", "2048", "4096", "8192",
+            "16", "32", "64", "96", "128", "256", "512", "1024", "1536", "2048", "3072", "4096",
+            "8192",
         ],
         positional: false,
     }],
@@ -329,7 +334,8 @@ mod tests {
     /// The recorded quick run on the development guest. Read step by step
     /// it gave L1 96, L2 512 and L3 4096 pages; the 512 step is where the
     /// 768 touched lines outgrow the 48 KiB L1d. Now: L1 96 (cpuid 96),
-    /// then the second-level TLB at 4096, and the cache step set aside.
+    /// then the second-level TLB at 2048 (the latency leaves its plateau
+    /// on the way to 4096 pages), and the cache step set aside.
     #[test]
     fn the_l1d_overflow_is_not_a_tlb_level() {
         let points: Vec<SweepPoint> = TLB_QUICK
@@ -362,7 +368,7 @@ mod tests {
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
         assert_eq!(
             got,
-            [("tlb/level:L1", 96.0), ("tlb/level:L2", 4096.0)],
+            [("tlb/level:L1", 96.0), ("tlb/level:L2", 2048.0)],
             "{:?}",
             d.last().unwrap().warnings
         );
@@ -438,8 +444,8 @@ mod tests {
         let points = recorded(TLB_DEFAULT);
         let d = derive_from(&points, 4096, &LINES, "cpuid", &tlbs(&[96, 128]));
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
-        assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
-        assert_eq!(d[1].extra["next_pages"], 4096.0);
+        assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 2560.0)]);
+        assert_eq!(d[1].extra["next_pages"], 3072.0);
         let aside = d[1]
             .warnings
             .iter()
@@ -448,7 +454,7 @@ mod tests {
         assert!(
             aside
                 .message
-                .contains("8192 pages: the touched lines outgrow L2"),
+                .contains("halfway up at 8192 pages, the touched lines outgrow L2"),
             "{}",
             aside.message
         );
@@ -555,5 +561,30 @@ mod tests {
         // With nothing reported, the three are numbered in order.
         let d = derive_from(&clean(&c), 4096, &[], "cpuid", &[]);
         assert_eq!(d.len(), 3);
+    }
+
+    /// A TLB of E entries over a random chain: every page fits up to E,
+    /// then a page misses with probability 1 − E/N. Halfway (geometric)
+    /// between the plateaus lies well past E, so reading the step there put
+    /// Zen 4's 72-entry L1 TLB at 96 pages, out of its bracket; where the
+    /// latency leaves the plateau puts it at 64 (next 80) and the 3072-entry
+    /// L2 at 3072.
+    #[test]
+    fn entries_are_where_the_latency_leaves_the_plateau() {
+        let lru = |n: u64| {
+            let miss = |e: f64, n: f64| (1.0 - e / n).max(0.0);
+            1.0 + 2.0 * miss(72.0, n as f64) + 12.0 * miss(3072.0, n as f64)
+        };
+        let default = grid(true);
+        let c: Vec<(u64, f64)> = default.iter().map(|&p| (p, lru(p))).collect();
+        let d = derive_from(&clean(&c), 4096, &[], "cpuid", &tlbs(&[72, 3072]));
+        let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
+        assert_eq!(got, [("tlb/level:L1", 64.0), ("tlb/level:L2", 3072.0)]);
+        assert!(d.iter().all(|m| m.warnings.is_empty()), "{d:?}");
+        let midpoint: Vec<u64> = steps(&clean(&c), None, 0.2, min_of, Place::Midpoint)
+            .iter()
+            .map(|s| s.size)
+            .collect();
+        assert_eq!(midpoint, [96, 3072]);
     }
 }

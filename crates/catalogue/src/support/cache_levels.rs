@@ -48,6 +48,11 @@ pub struct Level {
     /// next: the level's detected capacity. `None` for the last plateau
     /// (memory).
     pub size: Option<u64>,
+    /// The largest size (of the plateau or the transition after it) whose
+    /// latency has not yet gone `ONSET_FRACTION` of the way (on a log
+    /// scale) to the next plateau's: where the latency starts to leave the
+    /// plateau, the last size that fits. `None` for the last plateau.
+    pub onset: Option<u64>,
 }
 
 /// How fast the latency must rise with the working set for a stretch of
@@ -60,6 +65,13 @@ pub struct Level {
 /// not cut a transition into small rises that each look like a plateau
 /// (between sizes more than a doubling apart, the rise between them).
 pub const STEEP_PER_DOUBLING: f64 = 0.584_962_500_721_156_2; // log2(1.5)
+
+/// How far (a fraction of the step, on a log scale) the latency may have
+/// risen towards the next plateau at a size that still counts as on its
+/// own: a tenth, +10 % for a 2.7x step. For a TLB of E entries over a
+/// random chain a page misses with probability 1 − E/N past E, so a
+/// tenth of the way lies within about 5 % past E.
+pub const ONSET_FRACTION: f64 = 0.1;
 
 /// The curve's lower envelope from the right: each point's latency is at
 /// most the latency of any larger size. A random chain over a larger
@@ -121,6 +133,7 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
         i = j;
     }
     let mut levels: Vec<Level> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
     let mut from = 0;
     for &(a, b) in transitions
         .iter()
@@ -131,7 +144,9 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
             latency_ns: median(&vals),
             points: vals,
             size: None,
+            onset: None,
         });
+        starts.push(from);
         from = b;
     }
     for (k, &(a, b)) in transitions.iter().enumerate() {
@@ -142,6 +157,16 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
             .find(|p| p.1 < mid)
             .map_or(pts[a].0, |p| p.0);
         levels[k].size = Some(size);
+        // The envelope does not fall, so the sizes still near the plateau
+        // come first.
+        let (low, high) = (levels[k].latency_ns, levels[k + 1].latency_ns);
+        let within = low * (high / low).powf(ONSET_FRACTION);
+        levels[k].onset = pts[starts[k]..=b]
+            .iter()
+            .take_while(|p| p.1 <= within)
+            .last()
+            .or(Some(&pts[starts[k]]))
+            .map(|p| p.0);
     }
     levels
 }
@@ -155,12 +180,23 @@ pub struct SweepPoint {
     pub headline: f64,
 }
 
+/// Where a step is placed: where the curve crosses halfway (geometric)
+/// between its plateaus (a cache's capacity, blurred by conflicts over a
+/// range of sizes around it), or where the latency starts to leave the
+/// plateau (a TLB's entries: pages up to the count fit, and the latency
+/// rises from the next; halfway lies near 1.5 times the entries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Midpoint,
+    Onset,
+}
+
 /// A step of a curve (the end of a plateau) with how far it can be trusted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// The plateau the step ends (latency, its points, its size).
     pub level: Level,
-    /// The step's size (the plateau's last size below the midpoint).
+    /// The step's size, placed as `steps` was asked (`Place`).
     pub size: u64,
     /// The first size measured past it: the step lies in (`size`, `next`].
     pub next: Option<u64>,
@@ -220,6 +256,7 @@ fn resampled_steps(
     points: &[&SweepPoint],
     rise: f64,
     stat: fn(&[f64]) -> f64,
+    place: Place,
     seed: u64,
 ) -> Vec<Vec<u64>> {
     let mut rng = super::memory::Rng::new(seed);
@@ -244,10 +281,17 @@ fn resampled_steps(
                 .collect();
             detect_levels(&curve, rise)
                 .iter()
-                .filter_map(|l| l.size)
+                .filter_map(|l| placed(l, place))
                 .collect()
         })
         .collect()
+}
+
+fn placed(level: &Level, place: Place) -> Option<u64> {
+    match place {
+        Place::Midpoint => level.size,
+        Place::Onset => level.onset,
+    }
 }
 
 fn usable(points: &[SweepPoint]) -> Vec<&SweepPoint> {
@@ -274,17 +318,18 @@ pub fn steps(
     confirm: Option<&[SweepPoint]>,
     rise: f64,
     stat: fn(&[f64]) -> f64,
+    place: Place,
 ) -> Vec<Step> {
     let pts = usable(points);
     let headline: Vec<(u64, f64)> = pts.iter().map(|p| (p.size, p.headline)).collect();
     let levels = detect_levels(&headline, rise);
-    let found = resampled_steps(&pts, rise, stat, 0x5eed_1e7e1);
-    let twin = confirm.map(|c| resampled_steps(&usable(c), rise, stat, 0x7e1_5eed));
+    let found = resampled_steps(&pts, rise, stat, place, 0x5eed_1e7e1);
+    let twin = confirm.map(|c| resampled_steps(&usable(c), rise, stat, place, 0x7e1_5eed));
     let sizes: Vec<u64> = pts.iter().map(|p| p.size).collect();
     levels
         .into_iter()
         .filter_map(|level| {
-            let size = level.size?;
+            let size = placed(&level, place)?;
             let agree = (0..RESAMPLES)
                 .filter(|&r| {
                     found[r].iter().any(|&b| same_step(&sizes, b, size))
@@ -453,6 +498,7 @@ pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> V
             latency_ns: median(&vals),
             points: vals,
             size: None,
+            onset: None,
         });
     }
     for k in 0..levels.len().saturating_sub(1) {
