@@ -32,6 +32,11 @@ fn table(header: &[&str]) -> Table {
 /// is below 95 % (few repetitions); none ("—") for one sample or a min or
 /// max headline.
 pub fn figure_cells(m: &Measurement) -> [String; 3] {
+    // No figure at all (a level not detected, a subtraction that left
+    // nothing): never a number; the reason is among its warnings.
+    if m.invalid.is_some() {
+        return ["no figure".into(), "—".into(), String::new()];
+    }
     let s = &m.summary;
     let scale = Scale::for_value(m.unit, m.value());
     let stat = match m.statistic {
@@ -422,6 +427,22 @@ mod tests {
         let seven = [100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0];
         let [_, ci, _] = figure_cells(&measured("x", Statistic::Median, &seven, 0));
         assert!(!ci.contains('('), "at 98 % no level is needed: {ci}");
+    }
+
+    /// A cache level not detected was printed "0 ns".
+    #[test]
+    fn an_invalid_measurement_prints_no_number() {
+        let mut m = measured(
+            "lat_mem_rd/level:L3/stride:rand",
+            Statistic::Median,
+            &[0.0],
+            0,
+        );
+        m.invalid = Some("not detected: no step".into());
+        assert_eq!(
+            figure_cells(&m),
+            ["no figure".to_string(), "—".into(), String::new()]
+        );
     }
 
     #[test]
