@@ -148,7 +148,7 @@ pub fn knee(points: &[CurvePoint], sensitivity: f64) -> Result<Result<Knee, NoKn
     };
     let i = rising[pos];
     let chi2 = bend_chi2(&xs, &ys, &half_widths);
-    if !(chi2 >= BEND_CHI2_NEEDED) {
+    if chi2 < BEND_CHI2_NEEDED {
         return Ok(Err(NoKnee::NotSignificant {
             load: points[i].load,
             chi2,
