@@ -63,6 +63,18 @@ Examples:
   touchstone serve --listen 10.0.0.7:7717     on node-7
   touchstone run lat_tcp/remote:10.0.0.7:7717 --no-store   on another host";
 
+const SLURM_EXAMPLES: &str = "\
+Examples:
+  touchstone fleet slurm --partition batch --quick
+                                 every node of `batch`, one srun task each
+  touchstone fleet slurm -p batch --nodes 16 --via sbatch --out /shared/ts lat_mem_rd bw_mem
+  touchstone fleet slurm -p batch --via sbatch --out /shared/ts --print-script
+                                 the job script, not submitted
+
+The touchstone binary must be at the same path on the nodes (a shared file
+system, or --binary PATH); with sbatch, --out must be a directory the nodes
+and this host share.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "touchstone",
@@ -409,10 +421,10 @@ pub enum FleetCommand {
     Run(FleetRunArgs),
     /// Run the suite on the nodes of a Slurm partition (one exclusive task
     /// per node, through srun or an sbatch array) and import the results.
-    Slurm(crate::cmd::fleet_slurm::SlurmArgs),
+    Slurm(SlurmArgs),
     /// The fleet's runs side by side, hosts grouped by hardware, and the
     /// hosts whose figures stand apart from their group flagged.
-    Report(crate::cmd::fleet_report::FleetReportArgs),
+    Report(FleetReportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -485,4 +497,66 @@ pub struct ServeArgs {
     /// message (the default takes tcp_rr's largest load).
     #[arg(long, value_name = "N", default_value_t = touchstone_catalogue::support::remote::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+}
+
+/// How `fleet slurm` starts the nodes' runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViaArg {
+    Srun,
+    Sbatch,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = SLURM_EXAMPLES)]
+pub struct SlurmArgs {
+    /// The Slurm partition to run on.
+    #[arg(short, long)]
+    pub partition: String,
+    /// How many nodes (one exclusive task each). Default: every node of the
+    /// partition that can take a job now (not down, drained or failed).
+    #[arg(short = 'N', long)]
+    pub nodes: Option<u32>,
+    /// srun: one job step, the results on srun's output; sbatch: an array
+    /// job whose tasks write their results into --out.
+    #[arg(long, value_enum, default_value = "srun")]
+    pub via: ViaArg,
+    /// sbatch: the directory (shared with the nodes) each task writes its
+    /// results document and log into; srun: where each node's document is
+    /// also kept. Created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The touchstone binary as the nodes see it. Default: this one's path.
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// Slurm's time limit for each node's run, and the longest touchstone
+    /// waits for the job (e.g. 30m, 2h).
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub timeout: String,
+    /// Print the job script (sbatch) or command (srun) that would be submitted; submit nothing.
+    #[arg(long)]
+    pub print_script: bool,
+    /// Quick mode on every node (as `run --quick`).
+    #[arg(short, long)]
+    pub quick: bool,
+    /// Timed repetitions per measurement (as `run -r`).
+    #[arg(short = 'r', long, value_name = "R")]
+    pub repetitions: Option<u32>,
+    /// A label for every node's run.
+    #[arg(short, long)]
+    pub label: Option<String>,
+    /// Benchmarks, workloads or groups, as `touchstone run` takes them. None: the default suite.
+    pub benchmarks: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FleetReportArgs {
+    /// Runs to consider (ids, labels, `last`…). None: every stored run.
+    /// Each host is represented by its newest run among them.
+    pub runs: Vec<String>,
+    /// Also write the HTML report, with the fleet's verdict, here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The wide layout for the side-by-side tables (one row per host).
+    #[arg(long)]
+    pub wide: bool,
 }

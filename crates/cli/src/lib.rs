@@ -8,9 +8,11 @@ mod args;
 mod cmd;
 mod curve_lines;
 mod error;
+mod option_values;
 mod output;
 mod progress;
 mod session;
+mod store;
 
 use clap::Parser;
 

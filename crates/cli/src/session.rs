@@ -140,7 +140,7 @@ impl Session {
     /// `running`.
     pub fn start(req: Request, plan: &mut Plan) -> Result<Session, CliError> {
         let mut store = if req.store {
-            Some(crate::cmd::open(req.db, Open::CreateIfMissing)?)
+            Some(crate::store::open(req.db, Open::CreateIfMissing)?)
         } else {
             None
         };

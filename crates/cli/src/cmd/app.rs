@@ -20,6 +20,7 @@ use touchstone_results::{Measurement, Run, Unit};
 
 use crate::args::AppArgs;
 use crate::error::CliError;
+use crate::option_values;
 use crate::session::{Request, Session};
 
 /// The longest --timeout: the harness's own stall limit for a program.
@@ -102,7 +103,7 @@ fn timeout(text: Option<&str>) -> Result<Option<Duration>, CliError> {
 
 pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
     // Stage one: everything checked before anything runs.
-    super::check_label(a.label.as_deref())?;
+    option_values::check_label(a.label.as_deref())?;
     let repetitions = a.repetitions.unwrap_or(DEFAULT_REPETITIONS);
     if repetitions == 0 || repetitions > MAX_REPETITIONS {
         return Err(CliError::Usage(format!(

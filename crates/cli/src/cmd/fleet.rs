@@ -17,7 +17,9 @@ use touchstone_results::store::{Open, Store};
 
 use crate::args::{Cli, Command, FleetArgs, FleetCommand, FleetRunArgs};
 use crate::error::CliError;
+use crate::option_values;
 use crate::output::eprint_line;
+use crate::store;
 
 pub fn fleet(db: Option<PathBuf>, a: FleetArgs) -> Result<(), CliError> {
     match a.action {
@@ -66,7 +68,7 @@ fn check_run_words(words: &[String]) -> Result<RunWords, CliError> {
             "fleet run: --dry-run is for one machine (try touchstone run --dry-run here)".into(),
         ));
     }
-    super::check_label(r.label.as_deref())?;
+    option_values::check_label(r.label.as_deref())?;
     let mode = touchstone_catalogue::Mode { quick: r.quick };
     touchstone_catalogue::select(&r.benchmarks, mode, 1)?;
     let options = all
@@ -82,7 +84,7 @@ fn check_run_words(words: &[String]) -> Result<RunWords, CliError> {
 }
 
 fn seconds(flag: &'static str, text: &str, min_s: u64, max_s: u64) -> Result<Duration, CliError> {
-    let ns = super::run::duration(flag, text, min_s * 1_000_000_000, max_s * 1_000_000_000)?;
+    let ns = option_values::duration(flag, text, min_s * 1_000_000_000, max_s * 1_000_000_000)?;
     Ok(Duration::from_nanos(ns))
 }
 
@@ -143,7 +145,7 @@ fn run(db: Option<PathBuf>, a: FleetRunArgs) -> Result<(), CliError> {
             message: format!("cannot make the private directory for ssh's sockets: {e}"),
         })?
         .stop_on(interrupt.clone());
-    let store = super::open(db, Open::CreateIfMissing)?;
+    let store = store::open(db, Open::CreateIfMissing)?;
     let importer = Importer {
         store: Mutex::new(store),
         identities: Mutex::new(BTreeMap::new()),

@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
 use touchstone_analysis::outliers::{judge, newest_per_host};
 use touchstone_analysis::pairs;
 use touchstone_analysis::table::Matrix;
@@ -17,24 +16,13 @@ use touchstone_report::{html, Format};
 use touchstone_results::store::Open;
 use touchstone_results::Run;
 
+use crate::args::FleetReportArgs;
 use crate::error::CliError;
 use crate::output;
-
-#[derive(Args, Debug)]
-pub struct FleetReportArgs {
-    /// Runs to consider (ids, labels, `last`…). None: every stored run.
-    /// Each host is represented by its newest run among them.
-    pub runs: Vec<String>,
-    /// Also write the HTML report, with the fleet's verdict, here.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// The wide layout for the side-by-side tables (one row per host).
-    #[arg(long)]
-    pub wide: bool,
-}
+use crate::store;
 
 pub fn report(db: Option<PathBuf>, a: FleetReportArgs) -> Result<(), CliError> {
-    let store = super::open(db, Open::ReadOnly)?;
+    let store = store::open(db, Open::ReadOnly)?;
     if let Some(p) = &a.html {
         output::refuse_store(p, store.path())?;
     }

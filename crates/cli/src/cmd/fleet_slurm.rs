@@ -7,72 +7,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
 use touchstone_fleet::slurm::{self, Progress, SlurmJob, TaskResult, Via};
 use touchstone_results::store::Store;
 
+use crate::args::{SlurmArgs, ViaArg};
 use crate::error::CliError;
+use crate::option_values;
 use crate::output::{eprint_line, print};
-
-const SLURM_EXAMPLES: &str = "\
-Examples:
-  touchstone fleet slurm --partition batch --quick
-                                 every node of `batch`, one srun task each
-  touchstone fleet slurm -p batch --nodes 16 --via sbatch --out /shared/ts lat_mem_rd bw_mem
-  touchstone fleet slurm -p batch --via sbatch --out /shared/ts --print-script
-                                 the job script, not submitted
-
-The touchstone binary must be at the same path on the nodes (a shared file
-system, or --binary PATH); with sbatch, --out must be a directory the nodes
-and this host share.";
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ViaArg {
-    Srun,
-    Sbatch,
-}
-
-#[derive(Args, Debug)]
-#[command(after_help = SLURM_EXAMPLES)]
-pub struct SlurmArgs {
-    /// The Slurm partition to run on.
-    #[arg(short, long)]
-    pub partition: String,
-    /// How many nodes (one exclusive task each). Default: every node of the
-    /// partition that can take a job now (not down, drained or failed).
-    #[arg(short = 'N', long)]
-    pub nodes: Option<u32>,
-    /// srun: one job step, the results on srun's output; sbatch: an array
-    /// job whose tasks write their results into --out.
-    #[arg(long, value_enum, default_value = "srun")]
-    pub via: ViaArg,
-    /// sbatch: the directory (shared with the nodes) each task writes its
-    /// results document and log into; srun: where each node's document is
-    /// also kept. Created if missing.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The touchstone binary as the nodes see it. Default: this one's path.
-    #[arg(long, value_name = "PATH")]
-    pub binary: Option<PathBuf>,
-    /// Slurm's time limit for each node's run, and the longest touchstone
-    /// waits for the job (e.g. 30m, 2h).
-    #[arg(long, value_name = "DURATION", default_value = "1h")]
-    pub timeout: String,
-    /// Print the job script (sbatch) or command (srun) that would be submitted; submit nothing.
-    #[arg(long)]
-    pub print_script: bool,
-    /// Quick mode on every node (as `run --quick`).
-    #[arg(short, long)]
-    pub quick: bool,
-    /// Timed repetitions per measurement (as `run -r`).
-    #[arg(short = 'r', long, value_name = "R")]
-    pub repetitions: Option<u32>,
-    /// A label for every node's run.
-    #[arg(short, long)]
-    pub label: Option<String>,
-    /// Benchmarks, workloads or groups, as `touchstone run` takes them. None: the default suite.
-    pub benchmarks: Vec<String>,
-}
 
 /// The CLI's progress: one line per change, on standard error.
 struct Lines;
@@ -107,7 +48,7 @@ fn timeout(text: &str) -> Result<Duration, CliError> {
 /// Stage one: the arguments as a checked job (nodes still to be learnt
 /// from the partition when not given).
 fn job(a: &SlurmArgs) -> Result<SlurmJob, CliError> {
-    super::check_label(a.label.as_deref())?;
+    option_values::check_label(a.label.as_deref())?;
     let mut run_args = Vec::new();
     if a.quick {
         run_args.push("--quick".to_string());

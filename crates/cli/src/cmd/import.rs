@@ -13,6 +13,7 @@ use touchstone_results::store::Open;
 
 use crate::error::CliError;
 use crate::output::print;
+use crate::store;
 
 /// Read and check one document; `-` is standard input.
 fn read(file: &Path) -> Result<json::Document, CliError> {
@@ -62,7 +63,7 @@ pub fn store_runs(db: Option<PathBuf>, all: Vec<Run>) -> Result<String, CliError
             repeated.push(run.id);
         }
     }
-    let mut store = super::open(db, Open::CreateIfMissing)?;
+    let mut store = store::open(db, Open::CreateIfMissing)?;
     let mut skipped = store.import_runs(&runs)?;
     let imported = runs.len() - skipped.len();
     skipped.extend(repeated);

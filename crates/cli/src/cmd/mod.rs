@@ -3,8 +3,8 @@
 mod app;
 mod dry_run;
 mod fleet;
-pub mod fleet_report;
-pub mod fleet_slurm;
+mod fleet_report;
+mod fleet_slurm;
 mod generate;
 mod import;
 mod list;
@@ -15,12 +15,11 @@ mod runs_filter;
 mod serve;
 mod stored;
 
-use std::path::PathBuf;
-
 use touchstone_results::store::{Open, Store};
 
 use crate::args::{Cli, Command, ReportFormat, RunsAction};
 use crate::error::CliError;
+use crate::store::open;
 
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     let db = cli.db.clone();
@@ -78,43 +77,4 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             generate::man(dir.as_deref(), &db.unwrap_or_else(Store::default_path))
         }
     }
-}
-
-/// A label a run may carry: one that import would take back
-/// (`validate::MAX_LABEL_BYTES`), so that every run stored can travel.
-pub fn check_label(label: Option<&str>) -> Result<(), CliError> {
-    use touchstone_results::validate::MAX_LABEL_BYTES;
-    match label {
-        Some(l) if l.len() > MAX_LABEL_BYTES => Err(CliError::Usage(format!(
-            "--label of {} bytes: at most {MAX_LABEL_BYTES}",
-            l.len()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Open the store (reading commands with `Open::ReadOnly`: they work on a
-/// read-only or full disk), passing on what the store says about how it
-/// could be read. A store named with --db (or TOUCHSTONE_DB) must lie in a
-/// directory that exists, so a mistyped path makes nothing; only the
-/// default store's own directory is made, by a command that writes.
-pub fn open(db: Option<PathBuf>, mode: Open) -> Result<Store, CliError> {
-    let path = match db {
-        Some(path) => path,
-        None => {
-            let path = Store::default_path();
-            if let (Open::CreateIfMissing, Some(dir)) = (mode, path.parent()) {
-                std::fs::create_dir_all(dir).map_err(|e| CliError::File {
-                    path: dir.display().to_string(),
-                    message: format!("cannot make the default store's directory: {e}"),
-                })?;
-            }
-            path
-        }
-    };
-    let store = Store::open(&path, mode)?;
-    for notice in store.notices() {
-        crate::output::eprint_line(&format!("warning: {notice}"));
-    }
-    Ok(store)
 }

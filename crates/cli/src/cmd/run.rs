@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use touchstone_catalogue::params::{Kind, Param};
 use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, Mode};
 use touchstone_harness::plan::MAX_REPETITIONS;
@@ -24,6 +23,7 @@ use touchstone_results::WorkloadOptions;
 use super::dry_run::{self, DryRun};
 use crate::args::RunArgs;
 use crate::error::CliError;
+use crate::option_values::{check_label, duration};
 use crate::session::{failpoint, Request, Session};
 
 /// Trials at a point in quick mode: at most 4 (3 kept after a warm-up
@@ -46,7 +46,7 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
     } else {
         Plan::default()
     };
-    super::check_label(a.label.as_deref())?;
+    check_label(a.label.as_deref())?;
     if let Some(&bad) = a.parallel.iter().find(|&&p| p == 0 || p > MAX_PARALLEL) {
         return Err(CliError::Usage(format!(
             "--parallel {bad}: must be 1..={MAX_PARALLEL}"
@@ -61,38 +61,9 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
         plan.repetitions = r;
     }
     if let Some(i) = &a.interval {
-        let p = Param {
-            name: "--interval",
-            help: "",
-            kind: Kind::Duration {
-                min_ns: 10_000,
-                max_ns: 10_000_000_000,
-            },
-            default: &[],
-            quick: &[],
-            positional: false,
-        };
-        plan.target_ns = p.parse(i).map_err(CliError::Usage)?.num;
+        plan.target_ns = duration("--interval", i, 10_000, 10_000_000_000)?;
     }
     Ok(plan)
-}
-
-/// A duration option within bounds, e.g. `--window 500ms`.
-pub(super) fn duration(
-    flag: &'static str,
-    text: &str,
-    min_ns: u64,
-    max_ns: u64,
-) -> Result<u64, CliError> {
-    let p = Param {
-        name: flag,
-        help: "",
-        kind: Kind::Duration { min_ns, max_ns },
-        default: &[],
-        quick: &[],
-        positional: false,
-    };
-    Ok(p.parse(text).map_err(CliError::Usage)?.num)
 }
 
 /// How every workload case of the run is swept (all but its loads).

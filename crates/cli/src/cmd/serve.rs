@@ -18,6 +18,7 @@ use touchstone_catalogue::support::remote::{self, ServeLimits};
 
 use crate::args::ServeArgs;
 use crate::error::CliError;
+use crate::option_values;
 
 /// Whether standard input is a pipe or socket (as under ssh): then its end
 /// means the client is gone. A terminal or /dev/null says nothing.
@@ -65,7 +66,7 @@ fn open_files_for(want: u64) -> u64 {
 }
 
 pub fn serve(a: &ServeArgs) -> Result<(), CliError> {
-    let idle_ns = super::run::duration(
+    let idle_ns = option_values::duration(
         "--idle-timeout",
         &a.idle_timeout,
         1_000_000_000,
