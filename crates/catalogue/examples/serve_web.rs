@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use touchstone_catalogue::families::web::{listener, open_log, serve_until, POST_LOG, SET_DIR};
-use touchstone_catalogue::support::fileset::{self, check_fits, memory_available, MappedSet};
+use touchstone_catalogue::support::web_files::{self, check_fits, memory_available, MappedSet};
 
 fn main() {
     if let Err(e) = run() {
@@ -33,7 +33,7 @@ fn run() -> Result<(), String> {
     check_fits(dirs, memory_available()?)?;
     let root = dir.join(SET_DIR);
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
-    fileset::generate(&root, dirs).map_err(|e| e.0)?;
+    web_files::generate(&root, dirs).map_err(|e| e.0)?;
     let set = MappedSet::open(&root, dirs).map_err(|e| e.0)?;
     let log = open_log(&dir.join(POST_LOG)).map_err(|e| e.0)?;
     let (fd, port) = listener(1024).map_err(|e| e.0)?;

@@ -14,7 +14,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::files::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
+use crate::support::scratch_file::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
 use crate::support::sys::{self, errno};
 
 const CHUNK: usize = 64 << 10;

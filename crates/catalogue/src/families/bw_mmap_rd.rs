@@ -15,7 +15,7 @@ use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::files::{
+use crate::support::scratch_file::{
     cached_file_named_if, close_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
 };
 use crate::support::sys::{self, errno, page_size};

@@ -6,7 +6,7 @@
 //! `set` bytes (default 64 MB: well inside memory; a set over half of
 //! MemAvailable is refused) is made once per sweep in the first trial's
 //! scratch directory, unlinked as soon as each file is open, written back
-//! and read once so every page is cached (`support::file_set`). Each of the
+//! and read once so every page is cached (`support::cached_files`). Each of the
 //! L clients (one process each) picks random files of the set with its own
 //! generator and reads them with pread(2) into a `buffer`-byte buffer (512
 //! and 4096 bytes by default: 003 found the buffer size mattered):
@@ -42,9 +42,9 @@ use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::file_set::{check_descriptors, check_fits_here, FileSet};
-use crate::support::files::touch_pages;
+use crate::support::cached_files::{check_descriptors, check_fits_here, FileSet};
 use crate::support::memory::{Buf, Pages, Rng};
+use crate::support::scratch_file::touch_pages;
 use crate::support::sys::{self, errno, map_anonymous};
 
 pub const NAME: &str = "fscache";

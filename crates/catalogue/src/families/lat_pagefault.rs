@@ -14,7 +14,7 @@ use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::files::{cached_file, map, unmap};
+use crate::support::scratch_file::{cached_file, map, unmap};
 use crate::support::sys::{self, page_size};
 
 pub struct LatPagefault {

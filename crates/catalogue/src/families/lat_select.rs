@@ -12,7 +12,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::files::cached_file;
+use crate::support::scratch_file::cached_file;
 use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
 use crate::support::sys::{self, errno};
 

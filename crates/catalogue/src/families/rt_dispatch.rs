@@ -32,11 +32,11 @@ use touchstone_harness::workload::{
 use touchstone_harness::{Clock, Fallible, Monotonic};
 use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
-use crate::families::rt_wake::{self, duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
 use crate::support::background_load::{self, Level, Running};
 use crate::support::placement::{pin_self, usable_cpus};
+use crate::support::realtime::{self, duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
 use crate::support::sys::{self, check, close, errno};
 
 pub const NAME: &str = "rt_dispatch";
@@ -68,7 +68,7 @@ pub const PLACEMENT: Param = Param {
 /// rt_wake's interval and its bounds, between the sender's wake-ups.
 pub const INTERVAL: Param = Param {
     help: "time between the sender's wake-ups",
-    ..rt_wake::INTERVAL
+    ..realtime::INTERVAL
 };
 
 /// rt_wake's duration, shorter by default: every way of waking, placement
@@ -76,7 +76,7 @@ pub const INTERVAL: Param = Param {
 pub const DURATION: Param = Param {
     default: &["3s"],
     quick: &["1s"],
-    ..rt_wake::DURATION
+    ..realtime::DURATION
 };
 
 /// The background levels measured by default: none, one kind (a spinner
@@ -544,7 +544,7 @@ pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
 
 pub const FAMILY: Family = Family {
     params: PARAMS,
-    inert: rt_wake::priority_inert,
+    inert: realtime::priority_inert,
     ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
 };
 

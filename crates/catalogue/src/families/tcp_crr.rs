@@ -37,7 +37,6 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::families::tcp_rr;
 use crate::family::{Family, Mode};
 use crate::params::{Param, Point};
 use crate::support::echo_server::{self, Until};
@@ -56,10 +55,10 @@ pub const MAX_LOAD: u32 = 1024;
 /// Source addresses each client rotates over (see the header).
 const SOURCES: u32 = 4096;
 
-/// tcp_rr's request and response size, and its bounds.
+/// The request and response size of the echo server, and its bounds.
 pub const SIZE: Param = Param {
     help: "request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)",
-    ..tcp_rr::SIZE
+    ..echo_server::SIZE
 };
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;

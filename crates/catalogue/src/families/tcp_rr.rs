@@ -68,17 +68,8 @@ pub const MAX_LOAD: u32 = 1024;
 /// messages get one blocking client per connection.
 pub const MULTIPLEX_MAX_SIZE: usize = 64 * 1024;
 
-pub const SIZE: Param = Param {
-    name: "size",
-    help: "request and response size in bytes (netperf TCP_RR: 1; seed 003: 4)",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["4"],
-    quick: &[],
-    positional: false,
-};
+/// The request and response size (`support::echo_server`, which serves it).
+pub const SIZE: Param = echo_server::SIZE;
 
 pub const SERVER: Param = Param {
     name: "server",

@@ -1,6 +1,6 @@
 //! web: a SPECweb99-like web-serving workload (seed 003's Figures 7–10) on
 //! the load-curve engine. An HTTP/1.1 server inside touchstone serves a
-//! generated file set (`support::fileset`: SPECweb99's four size classes,
+//! generated file set (`support::web_files`: SPECweb99's four size classes,
 //! nine files per class per directory, class mix 35/50/14/1 %, Zipf
 //! popularity of directories and of files within a class) from the
 //! trial's scratch directory to L connections on 127.0.0.1. The request
@@ -56,15 +56,15 @@ use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, Mode};
 use crate::params::{Kind, Param, Point};
-use crate::support::fileset::{
-    self, check_fits, file_index, memory_available, FileChooser, MappedSet, CLASSES,
-    FILES_PER_CLASS, MAX_DIRS,
-};
 use crate::support::http::{self, parse_decimal, parse_request, parse_response, Method, Out};
 use crate::support::memory::Rng;
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::sockets::{self, connect_loopback, inet_socket, send_all, set_nodelay};
 use crate::support::sys::{check, close, cstring};
+use crate::support::web_files::{
+    self, check_fits, file_index, memory_available, FileChooser, MappedSet, CLASSES,
+    FILES_PER_CLASS, MAX_DIRS,
+};
 use crate::support::zipf::unit;
 
 pub const NAME: &str = "web";
@@ -233,7 +233,7 @@ impl Workload for Web {
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let root = ctx.scratch.join(SET_DIR);
         std::fs::create_dir(&root).map_err(|e| BenchError(format!("{}: {e}", root.display())))?;
-        fileset::generate(&root, self.dirs)?;
+        web_files::generate(&root, self.dirs)?;
         let (fd, port) = listener(ctx.load)?;
         self.listener = fd;
         self.port = port;
@@ -1138,7 +1138,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::fileset::{content_byte, file_size, set_bytes};
+    use crate::support::web_files::{content_byte, file_size, set_bytes};
     use crate::testing::{reaped, short_trial};
     use std::io::{Read, Write};
     use std::net::TcpStream;
@@ -1187,7 +1187,7 @@ mod tests {
         let dir = tempdir("serve");
         let root = dir.join(SET_DIR);
         std::fs::create_dir(&root).unwrap();
-        fileset::generate(&root, 2).unwrap();
+        web_files::generate(&root, 2).unwrap();
         let set = MappedSet::open(&root, 2).unwrap();
         let log_path = dir.join(POST_LOG);
         let log = open_log(&log_path).unwrap();

@@ -14,6 +14,21 @@ use touchstone_harness::{BenchError, Fallible};
 
 use super::sockets::{self, epoll_add, set_nodelay};
 use super::sys::{self, check, close};
+use crate::params::{Kind, Param};
+
+/// The size of a request and of its response, as the workloads served
+/// here take it (tcp_crr words its help for itself).
+pub const SIZE: Param = Param {
+    name: "size",
+    help: "request and response size in bytes (netperf TCP_RR: 1; seed 003: 4)",
+    kind: Kind::Size {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: &["4"],
+    quick: &[],
+    positional: false,
+};
 
 /// Per-connection state: its descriptor (-1: a free slot) and the bytes of
 /// the request so far.

@@ -468,11 +468,11 @@ pub fn resident_fraction(fd: RawFd, size: u64) -> Option<f64> {
         return None;
     }
     let len = size as usize;
-    let p = super::files::map(fd, len).ok()?;
+    let p = super::scratch_file::map(fd, len).ok()?;
     let mut vec = vec![0u8; len.div_ceil(sys::page_size())];
     // SAFETY: our mapping and a vector of one byte per page.
     let r = unsafe { libc::mincore(p as *mut libc::c_void, len, vec.as_mut_ptr()) };
-    super::files::unmap(p, len);
+    super::scratch_file::unmap(p, len);
     (r == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count() as f64 / vec.len() as f64)
 }
 

@@ -9,11 +9,9 @@
 pub mod background_load;
 pub mod block_device;
 pub mod cache_levels;
+pub mod cached_files;
 pub mod cpuid_tlb;
 pub mod echo_server;
-pub mod file_set;
-pub mod files;
-pub mod fileset;
 pub mod http;
 pub mod io;
 pub mod hot_potato;
@@ -24,11 +22,14 @@ pub mod one_way;
 pub mod ops;
 pub mod placement;
 pub mod pointer_chase;
+pub mod realtime;
 #[cfg(test)]
 pub mod recorded_curves;
 #[cfg(test)]
 pub mod recorded_tlb;
 pub mod remote;
+pub mod scratch_file;
 pub mod sockets;
 pub mod sys;
+pub mod web_files;
 pub mod zipf;

@@ -310,7 +310,7 @@ mod tests {
 
     fn tempdir() -> PathBuf {
         let p = std::env::temp_dir().join(format!(
-            "touchstone-fileset-test-{}-{:?}",
+            "touchstone-web-files-test-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
         ));
