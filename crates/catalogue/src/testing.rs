@@ -182,6 +182,7 @@ pub fn process_is_gone(pid: libc::pid_t) -> bool {
 /// on a Unix socket in that directory (no network). Run as the `postgres`
 /// system user when the test runs as root (the server refuses root).
 /// Stopped and removed when dropped, also when a test fails.
+#[cfg(feature = "oltp")]
 pub struct ThrowawayPostgres {
     dir: std::path::PathBuf,
     bin: std::path::PathBuf,
@@ -189,6 +190,7 @@ pub struct ThrowawayPostgres {
     pub port: u16,
 }
 
+#[cfg(feature = "oltp")]
 impl ThrowawayPostgres {
     /// The directory holding `initdb`, `pg_ctl` and `postgres`, if installed.
     pub fn binaries() -> Option<std::path::PathBuf> {
@@ -330,6 +332,7 @@ impl ThrowawayPostgres {
     }
 }
 
+#[cfg(feature = "oltp")]
 impl Drop for ThrowawayPostgres {
     fn drop(&mut self) {
         let data = self.dir.join("data");

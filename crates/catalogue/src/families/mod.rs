@@ -76,6 +76,8 @@ pub mod chat;
 pub mod web;
 pub mod io_load;
 pub mod multiuser;
+// the embedded SQLite and a PostgreSQL client, behind the `oltp` feature
+#[cfg(feature = "oltp")]
 pub mod oltp;
 
 // real-time responsiveness under load (seed 004 section 5)
