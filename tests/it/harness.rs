@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use touchstone_catalogue::families::spin::Spin;
 use touchstone_catalogue::support::sys;
-use touchstone_catalogue::testing::tiny_plan;
+use touchstone_catalogue::testing::{tiny_plan, Spin};
 use touchstone_harness::{
     calibrate, measure, measure_case, Benchmark, CaseLabel, Context, Fallible, HarnessError,
     NoObserver, Plan, Shape,

@@ -100,6 +100,47 @@ fn device_mode_needs_both_flags_naming_one_block_device() {
     }
 }
 
+/// An option of some families is refused, from the families' own
+/// declarations, where none of them is selected; where one is, the run
+/// says where the I/O files go.
+#[test]
+fn family_options_apply_only_where_a_family_honours_them() {
+    let s = Sandbox::new();
+    let dir = s.path("target");
+    std::fs::create_dir(&dir).unwrap();
+    let dir = dir.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["lat_syscall/null", "--dir", dir],
+            "--dir applies to io, io_copy, io_load; the selection has none",
+        ),
+        // io_load's trials are not intervals: it declares no --drop-caches.
+        (
+            vec!["io_load/read/size:64k", "--drop-caches"],
+            "--drop-caches applies to io, io_copy; the selection has none",
+        ),
+    ] {
+        let mut all = vec!["run", "--no-store"];
+        all.extend(args);
+        let o = s.run(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{all:?}: {}", text(&o));
+    }
+    let o = s.run(&[
+        "run",
+        "io/write/size:64k/bs:8k",
+        "lat_syscall/null",
+        "--dir",
+        dir,
+        "--no-store",
+        "-r",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let note = format!("I/O: files in {dir} (");
+    assert_eq!(text(&o).matches(&note).count(), 1, "{}", text(&o));
+}
+
 #[test]
 fn an_unwritable_or_missing_directory_is_refused_before_anything_runs() {
     let s = Sandbox::new();

@@ -8,8 +8,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use touchstone_catalogue::families::web::{listener, open_log, serve_until, POST_LOG, SET_DIR};
 use touchstone_catalogue::support::web_files::{self, check_fits, memory_available, MappedSet};
+use touchstone_catalogue::testing::web_server::{
+    listener, open_log, serve_until, POST_LOG, SET_DIR,
+};
 
 fn main() {
     if let Err(e) = run() {

@@ -7,6 +7,7 @@ use touchstone_harness::{Benchmark, Shape};
 use touchstone_results::{Measurement, Statistic, Summary, Unit, Warning};
 
 use crate::params::{Kind, Param, Point};
+pub use crate::run_context::{Held, OptionValue, RunCheck, RunContext, RunOption};
 
 /// Whether `--parallel N` makes sense for a family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,12 +15,6 @@ pub enum Parallel {
     Allowed,
     /// Not parallelisable, with the reason shown to the user.
     No(&'static str),
-}
-
-/// How the suite is being run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Mode {
-    pub quick: bool,
 }
 
 /// A case ready to measure: built in the parent, set up in each child.
@@ -45,12 +40,12 @@ impl Built {
 }
 
 /// How a workload family builds its `Workload` from a point of its parameters.
-pub type BuildWorkload = fn(&Point, Mode) -> Result<Box<dyn Workload>, String>;
+pub type BuildWorkload = fn(&Point, &RunContext) -> Result<Box<dyn Workload>, String>;
 
 /// How a family's cases are built.
 pub(crate) enum Build {
     /// A micro-benchmark case the harness times.
-    Case(fn(&Point, Mode) -> Result<Built, String>),
+    Case(fn(&Point, &RunContext) -> Result<Built, String>),
     /// A system workload, swept into a load curve (DESIGN.md "Workloads").
     Workload {
         /// What one operation is ("transaction"): the unit of its throughput.
@@ -99,6 +94,13 @@ pub struct Family {
     pub default_suite: bool,
     /// Why the family cannot run on this machine, if it cannot.
     pub unsupported: fn() -> Option<String>,
+    /// The run options it honours (`--dir`, `--postgres`): the command
+    /// line offers them and refuses them where no selected family does;
+    /// its build sees only these (`RunContext`).
+    pub options: &'static [RunOption],
+    /// A line about the run the command prints before measuring, once
+    /// however many families give the same (where the I/O files go).
+    pub run_note: Option<fn(&RunContext) -> String>,
     /// Build one case from a point of the parameter space; reached only
     /// through `make` (or `make_workload`).
     pub(crate) build: Build,
@@ -108,8 +110,9 @@ pub struct Family {
     pub derive: Option<fn(&[Measurement]) -> Vec<Measurement>>,
     /// What a family adds to each of its measurements once it is made
     /// (warnings about the conditions it ran in, figures computed from the
-    /// headline such as IOPS from MB/s), before it is stored.
-    pub annotate: Option<fn(&mut Measurement)>,
+    /// headline such as IOPS from MB/s), before it is stored; reached
+    /// through `Family::annotate`.
+    pub(crate) annotate: Option<fn(&mut Measurement, &RunContext)>,
     /// Parameters that do not apply at a point (rt_wake's `priority` under
     /// `policy:other`): left out of the case's name and stored parameters,
     /// so a result never names a setting that had no effect.
@@ -127,7 +130,7 @@ impl Family {
         name: &'static str,
         group: &'static str,
         summary: &'static str,
-        build: fn(&Point, Mode) -> Result<Built, String>,
+        build: fn(&Point, &RunContext) -> Result<Built, String>,
     ) -> Family {
         Family {
             name,
@@ -137,6 +140,8 @@ impl Family {
             parallel: Parallel::Allowed,
             default_suite: true,
             unsupported: always_supported,
+            options: &[],
+            run_note: None,
             build: Build::Case(build),
             derive: None,
             annotate: None,
@@ -173,11 +178,31 @@ impl Family {
             ),
             default_suite: false,
             unsupported: always_supported,
+            options: &[],
+            run_note: None,
             build: Build::Workload { operation, build },
             derive: None,
             annotate: None,
             inert: none_inert,
         }
+    }
+
+    /// Whether it honours the run option named `name`.
+    pub fn honours(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.name == name)
+    }
+
+    /// Add what the family adds to a measurement of one of its cases
+    /// (`annotate`), for the run `ctx`.
+    pub fn annotate(&self, m: &mut Measurement, ctx: &RunContext) {
+        if let Some(annotate) = self.annotate {
+            annotate(m, &ctx.for_family(self));
+        }
+    }
+
+    /// The family's line about the run `ctx`, if it has one.
+    pub fn run_note(&self, ctx: &RunContext) -> Option<String> {
+        self.run_note.map(|note| note(&ctx.for_family(self)))
     }
 
     /// Whether this family is a system workload (measured as a load curve).
@@ -196,9 +221,9 @@ impl Family {
 
     /// Build a workload family's `Workload` from a point of its parameters,
     /// for a sweep (`touchstone_harness::workload::sweep`).
-    pub fn make_workload(&self, p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+    pub fn make_workload(&self, p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
         match self.build {
-            Build::Workload { build, .. } => build(p, mode),
+            Build::Workload { build, .. } => build(p, &ctx.for_family(self)),
             Build::Case(_) => Err(format!(
                 "{} is a micro-benchmark, not a workload",
                 self.name
@@ -214,16 +239,16 @@ impl Family {
     /// let f = touchstone_catalogue::family("lat_pipe").unwrap();
     /// let p = touchstone_catalogue::Point(Vec::new());
     /// // The raw build is private to the catalogue.
-    /// let _ = (f.build)(&p, touchstone_catalogue::Mode::default());
+    /// let _ = (f.build)(&p, &touchstone_catalogue::RunContext::default());
     /// ```
-    pub fn make(&self, p: &Point, mode: Mode) -> Result<Built, String> {
+    pub fn make(&self, p: &Point, ctx: &RunContext) -> Result<Built, String> {
         let Build::Case(build) = self.build else {
             return Err(format!(
                 "{} is a workload: it is swept into a load curve (make_workload), not timed as a case",
                 self.name
             ));
         };
-        let mut built = build(p, mode)?;
+        let mut built = build(p, &ctx.for_family(self))?;
         if let Some(place) = crate::support::placement::Placement::asked(p) {
             built.shape = place.settle(built.shape);
         }
@@ -317,12 +342,13 @@ pub fn not_detected_level(
 #[cfg(test)]
 mod tests {
     use crate::support::placement::{CROSS_CPU_INTERVAL_NS, SETTLE_NS};
-    use crate::{select, Mode};
+    use crate::{select, RunContext};
 
     fn shape_of(spec: &str) -> touchstone_harness::Shape {
-        let sel = select(&[spec.to_string()], Mode::default(), 1).unwrap();
+        let ctx = RunContext::default();
+        let sel = select(&[spec.to_string()], &ctx, 1).unwrap();
         let c = &sel.cases[0];
-        c.family.make(&c.point, Mode::default()).unwrap().shape
+        c.family.make(&c.point, &ctx).unwrap().shape
     }
 
     /// Cases that may run on several CPUs get the placement's warm-up and

@@ -6,16 +6,20 @@
 //! lives in `support/`.
 
 pub mod app;
-pub mod families;
+mod families;
 pub mod family;
 
 pub mod params;
+mod run_context;
 pub mod select;
 pub mod support;
 pub mod testing;
 
-pub use family::{Built, Family, Mode, Parallel};
+pub use family::{Built, Family, Parallel};
 pub use params::{Kind, Param, Point, Value};
+pub use run_context::{
+    honoured_by, run_options, Held, OptionValue, RunCheck, RunContext, RunOption,
+};
 pub use select::{select, SelectError, Selected};
 
 // `FAMILIES`, made by build.rs from the module list in families/mod.rs.

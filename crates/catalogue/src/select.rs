@@ -11,7 +11,7 @@
 //! own, so they are kept with the case (`Selected::loads`) and its name
 //! does not include them.
 
-use crate::family::{Family, Mode, Parallel, LOAD};
+use crate::family::{Family, Parallel, RunContext, LOAD};
 use crate::params::{suggest, Point, Value};
 use crate::FAMILIES;
 use touchstone_results::groups::GROUPS;
@@ -87,8 +87,25 @@ pub struct Selection {
     pub skipped: Vec<(String, String)>,
 }
 
-/// Resolve specs (empty: the default suite) into cases.
-pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, SelectError> {
+impl Selection {
+    /// The selected families' lines about the run (`Family::run_note`),
+    /// each line once.
+    pub fn run_notes(&self, ctx: &RunContext) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for c in &self.cases {
+            if let Some(n) = c.family.run_note(ctx) {
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        notes
+    }
+}
+
+/// Resolve specs (empty: the default suite) into cases, for the run `ctx`
+/// (quick mode's values; a run option may set a parameter's default).
+pub fn select(specs: &[String], ctx: &RunContext, parallel: u32) -> Result<Selection, SelectError> {
     let mut out = Selection::default();
     let default = ["default".to_string()];
     let specs = if specs.is_empty() {
@@ -126,7 +143,7 @@ pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, 
                     out.skipped.push((f.name.to_string(), reason));
                     continue;
                 }
-                push_unique(&mut out.cases, expand(f, "", mode)?)?;
+                push_unique(&mut out.cases, expand(f, "", ctx)?)?;
             }
             continue;
         }
@@ -152,7 +169,7 @@ pub fn select(specs: &[String], mode: Mode, parallel: u32) -> Result<Selection, 
                 reason: reason.into(),
             });
         }
-        push_unique(&mut out.cases, expand(family, rest, mode)?)?;
+        push_unique(&mut out.cases, expand(family, rest, ctx)?)?;
     }
     Ok(out)
 }
@@ -203,7 +220,7 @@ fn push_unique(into: &mut Vec<Selected>, cases: Vec<Selected>) -> Result<(), Sel
 pub fn expand(
     family: &'static Family,
     tail: &str,
-    mode: Mode,
+    ctx: &RunContext,
 ) -> Result<Vec<Selected>, SelectError> {
     let bad = |message: String| SelectError::BadValue {
         family: family.name.into(),
@@ -279,15 +296,22 @@ pub fn expand(
     for (i, p) in family.params.iter().enumerate() {
         match given[i].take() {
             Some(v) => axes.push(v),
-            None => axes.push(
-                p.defaults(mode.quick)
-                    .iter()
-                    .map(|d| {
-                        p.parse(d)
-                            .unwrap_or_else(|e| panic!("{}: bad default: {e}", family.name))
-                    })
-                    .collect(),
-            ),
+            None => {
+                let by_option = ctx.default_for(family, p.name).map(|d| [d]);
+                let defaults = match &by_option {
+                    Some(one) => &one[..],
+                    None => p.defaults(ctx.quick),
+                };
+                axes.push(
+                    defaults
+                        .iter()
+                        .map(|d| {
+                            p.parse(d)
+                                .unwrap_or_else(|e| panic!("{}: bad default: {e}", family.name))
+                        })
+                        .collect(),
+                )
+            }
         }
     }
     // Cartesian product, first parameter varying slowest.
@@ -349,7 +373,7 @@ mod tests {
     fn sel(specs: &[&str]) -> Result<Selection, SelectError> {
         select(
             &specs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            Mode::default(),
+            &RunContext::default(),
             1,
         )
     }
@@ -396,14 +420,15 @@ mod tests {
         let mut names = std::collections::HashSet::new();
         for f in FAMILIES {
             for quick in [false, true] {
-                for c in expand(f, "", Mode { quick }).unwrap() {
+                let ctx = RunContext::new(quick);
+                for c in expand(f, "", &ctx).unwrap() {
                     if f.is_workload() {
-                        f.make_workload(&c.point, Mode { quick })
+                        f.make_workload(&c.point, &ctx)
                             .map(|_| ())
                             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
                         continue;
                     }
-                    f.make(&c.point, Mode { quick })
+                    f.make(&c.point, &ctx)
                         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
                     if !quick {
                         assert!(names.insert(c.name.clone()), "duplicate {}", c.name);
@@ -459,7 +484,7 @@ mod tests {
             .iter()
             .all(|c| !c.family.is_workload()));
         assert!(matches!(
-            select(&["tcp_rr".to_string()], Mode::default(), 2),
+            select(&["tcp_rr".to_string()], &RunContext::default(), 2),
             Err(SelectError::NotParallel { .. })
         ));
     }

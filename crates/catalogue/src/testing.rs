@@ -9,7 +9,16 @@ use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObs
 use touchstone_results::Measurement;
 
 use crate::support::sys;
-use crate::{select, Mode};
+use crate::{select, RunContext};
+
+/// The benchmark of known cost (a spin of `ns`) the harness's own tests time.
+pub use crate::families::spin::Spin;
+
+/// The web workload's server on its own, for peer load generators in
+/// validation (examples/serve_web.rs).
+pub mod web_server {
+    pub use crate::families::web::{listener, open_log, serve_until, POST_LOG, SET_DIR};
+}
 
 /// A workload trial for tests: a 50 ms warm-up and a 150 ms window, and
 /// a stall timeout generous enough for a busy machine.
@@ -50,11 +59,11 @@ pub fn tiny_plan(parallel: u32) -> Plan {
 }
 
 /// Measure every case of `spec` (e.g. "lat_syscall/null") with `plan`.
-pub fn measure_spec(spec: &str, plan: &Plan, mode: Mode) -> Result<Vec<Measurement>, String> {
-    let sel = select(&[spec.to_string()], mode, plan.parallel).map_err(|e| e.to_string())?;
+pub fn measure_spec(spec: &str, plan: &Plan, ctx: &RunContext) -> Result<Vec<Measurement>, String> {
+    let sel = select(&[spec.to_string()], ctx, plan.parallel).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for c in sel.cases {
-        let mut built = c.family.make(&c.point, mode)?;
+        let mut built = c.family.make(&c.point, ctx)?;
         let label = CaseLabel {
             name: c.name.clone(),
             benchmark: c.family.name.into(),

@@ -9,10 +9,10 @@
 //! keep only the tests of their own correctness.
 
 use touchstone_catalogue::testing::{measure_spec, sane, tiny_plan};
-use touchstone_catalogue::{select, Family, Mode, Parallel, FAMILIES};
+use touchstone_catalogue::{select, Family, Parallel, RunContext, FAMILIES};
 use touchstone_results::{Measurement, Unit};
 
-const QUICK: Mode = Mode { quick: true };
+const QUICK: &RunContext = &RunContext::new(true);
 
 /// Families whose quick cases cost too much for a test run (seconds, or
 /// hundreds of megabytes), measured here on a smaller spec instead.

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::family_options::FamilyOptions;
+
 /// Examples under `touchstone --help` (and in the man page).
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -363,12 +365,6 @@ pub struct RunArgs {
     /// Workloads: the warm-up before each trial's window (default 1s; quick 200ms).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
-    /// oltp: run the transaction mix against this PostgreSQL server
-    /// (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or 'host=… port=…
-    /// user=… dbname=…') instead of the embedded SQLite; each trial creates
-    /// its own schema there and drops it, touching nothing else.
-    #[arg(long, value_name = "URL")]
-    pub postgres: Option<String>,
     /// Workloads: the most one sweep should take. Every point runs its
     /// minimum of trials; beyond that a point stops when it has used its
     /// share of the time left and is flagged "cut by the budget". Default
@@ -389,21 +385,10 @@ pub struct RunArgs {
     /// from the plan; run nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// I/O families (io, io_copy): the directory their test files go in
-    /// (default: the scratch directory). Nothing is written elsewhere.
-    #[arg(long, value_name = "PATH")]
-    pub dir: Option<PathBuf>,
-    /// I/O families: measure a whole block device instead of files; its
-    /// data is destroyed, so --destroy-data-on must name the same device.
-    #[arg(long, value_name = "DEV")]
-    pub device: Option<PathBuf>,
-    /// The device whose data may be destroyed: must equal --device.
-    #[arg(long, value_name = "DEV")]
-    pub destroy_data_on: Option<PathBuf>,
-    /// I/O families: write back and drop the page cache before every
-    /// timed interval (needs root), so buffered reads reach the storage.
-    #[arg(long)]
-    pub drop_caches: bool,
+    /// The options of some families (`--dir`, `--postgres`, …), from the
+    /// catalogue's table.
+    #[command(flatten)]
+    pub family: FamilyOptions,
 }
 
 #[derive(Args, Debug)]
@@ -559,4 +544,25 @@ pub struct FleetReportArgs {
     /// The wide layout for the side-by-side tables (one row per host).
     #[arg(long)]
     pub wide: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// The command line is well formed with every family option in it: an
+    /// option a family declares under the name of one of run's own flags
+    /// (or another's) fails here.
+    #[test]
+    fn the_command_line_is_well_formed_with_the_family_options() {
+        Cli::command().debug_assert();
+        let argv = ["touchstone", "run", "io", "--dir", "/tmp", "-q"];
+        let Command::Run(r) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not run")
+        };
+        assert_eq!(r.benchmarks, ["io"]);
+        assert!(r.family.context(r.quick).quick);
+    }
 }

@@ -345,7 +345,7 @@ impl Session {
         baseline: Option<(&str, &mut dyn Benchmark)>,
         plan: &Plan,
     ) -> Result<(), CliError> {
-        self.measure_annotated(label, bench, shape, baseline, plan, None)
+        self.measure_annotated(label, bench, shape, baseline, plan, &|_| {})
     }
 
     /// `measure`, with the family's `annotate` applied to the measurement
@@ -357,14 +357,12 @@ impl Session {
         shape: &Shape,
         baseline: Option<(&str, &mut dyn Benchmark)>,
         plan: &Plan,
-        annotate: Option<fn(&mut Measurement)>,
+        annotate: &dyn Fn(&mut Measurement),
     ) -> Result<(), CliError> {
         self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
             Ok(mut m) => {
-                if let Some(a) = annotate {
-                    a(&mut m);
-                }
+                annotate(&mut m);
                 let [fig, _, rel] = terminal::figure_cells(&m);
                 let par = if plan.parallel > 1 {
                     format!(" ×{}", plan.parallel)

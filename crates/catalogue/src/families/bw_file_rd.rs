@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::scratch_file::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
 use crate::support::sys::{self, errno};
@@ -113,7 +113,7 @@ impl touchstone_harness::Benchmark for BwFileRd {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let size = p.num("size");
     Ok(Built::new(
         BwFileRd {

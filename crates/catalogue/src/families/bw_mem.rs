@@ -10,7 +10,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::memory::{check_memory, Buf, Pages};
 
@@ -266,7 +266,7 @@ impl Benchmark for BwMem {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = Op::parse(p.text("op"))?;
     let size = p.num("size") as usize;
     let len = size / GRANULE * GRANULE;
@@ -388,16 +388,16 @@ mod tests {
     /// The best interval, as STREAM reports its best time.
     #[test]
     fn the_best_interval_is_the_figure() {
-        let sel = crate::select(&["bw_mem/size:16k".into()], Mode::default(), 1).unwrap();
+        let sel = crate::select(&["bw_mem/size:16k".into()], &RunContext::default(), 1).unwrap();
         for c in sel.cases {
-            let shape = FAMILY.make(&c.point, Mode::default()).unwrap().shape;
+            let shape = FAMILY.make(&c.point, &RunContext::default()).unwrap().shape;
             assert_eq!(shape.statistic, Statistic::Max, "{}", c.name);
         }
     }
 
     #[test]
     fn parallel_is_summed() {
-        let ms = measure_spec("bw_mem/rd/size:64k", &tiny_plan(2), Mode::default()).unwrap();
+        let ms = measure_spec("bw_mem/rd/size:64k", &tiny_plan(2), &RunContext::default()).unwrap();
         let m = &ms[0];
         assert_eq!(m.per_process.len(), 2);
         for (r, s) in m.samples.iter().enumerate() {

@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::scratch_file::{
     cached_file_named_if, close_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
@@ -97,7 +97,7 @@ impl touchstone_harness::Benchmark for BwMmapRd {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let size = p.num("size");
     let how = match p.text("mode") {
         "io_only" => How::IoOnly,

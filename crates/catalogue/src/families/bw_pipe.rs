@@ -5,13 +5,13 @@
 //! seconds each end spent per MB are reported as extra figures
 //! `cpu_s_per_mb_sender` and `cpu_s_per_mb_receiver`.
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
 use crate::support::sockets::Channel;
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     OneWay::case(Channel::Pipe, p.num("size") as usize, p)
 }
 

@@ -11,14 +11,14 @@
 //! (from serve itself), `cpu_s_per_mb_receiver` this host's, and
 //! `cpu_pct_sender` / `cpu_pct_receiver` each end's % of one CPU.
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
 use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     if let Some(addr) = remote::of(p) {
         return RemoteCase::case(addr, Exchange::Pull, p.num(BW_SIZE.name) as usize);
     }

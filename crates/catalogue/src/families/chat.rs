@@ -41,7 +41,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server;
 use crate::support::sockets::{
@@ -90,7 +90,7 @@ const MESSAGE: u32 = 1;
 const LEFT: u32 = 2;
 
 /// Build the workload from a point of its parameters.
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     Ok(Box::new(Chat::new(
         p.num(ROOMS.name) as u32,
         p.num(SIZE.name) as usize,

@@ -21,7 +21,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::{Measurement, Summary, Unit};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 
 /// Dhrystones per second of the VAX 11/780 (1 MIPS by definition).
 pub const VAX_DHRYSTONES_PER_SEC: f64 = 1757.0;
@@ -419,7 +419,7 @@ impl Benchmark for Dhrystone {
     }
 }
 
-fn build(_: &crate::params::Point, _: Mode) -> Result<Built, String> {
+fn build(_: &crate::params::Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         Dhrystone {
             globals: Globals::new(),
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn measures_and_derives_dmips() {
-        let ms = measure_spec("dhrystone", &tiny_plan(1), Mode::default()).unwrap();
+        let ms = measure_spec("dhrystone", &tiny_plan(1), &RunContext::default()).unwrap();
         assert_sane(&ms[0]);
         let d = derive(&ms);
         assert_eq!(d[0].name, "dhrystone/dmips");

@@ -40,7 +40,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cached_files::{check_descriptors, check_fits_here, FileSet};
 use crate::support::memory::{Buf, Pages, Rng};
@@ -129,7 +129,7 @@ pub enum Access {
 }
 
 /// Build the workload from a point of its parameters.
-pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let source = match p.text(MODE.name) {
         "memcpy" => Source::Memcpy,
         _ => Source::Cache,
@@ -145,7 +145,7 @@ pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
         p.num(FILE.name) as usize,
         p.num(SET.name),
     )?;
-    w.quick = mode.quick;
+    w.quick = ctx.quick;
     Ok(Box::new(w))
 }
 
@@ -507,18 +507,23 @@ mod tests {
                 (MODE.name, MODE.parse("read").unwrap()),
             ])
         };
-        let err = |pt: Point| FAMILY.make_workload(&pt, Mode::default()).err().unwrap();
+        let err = |pt: Point| {
+            FAMILY
+                .make_workload(&pt, &RunContext::default())
+                .err()
+                .unwrap()
+        };
         assert!(err(p("4k", "6k", "60k")).contains("must divide the file size"));
         assert!(err(p("4k", "128k", "100k")).contains("whole number"));
         let e = err(p("4k", "64m", "1024g"));
         assert!(e.contains("MemAvailable"), "{e}");
         assert!(BUFFER.parse("0").is_err() && BUFFER.parse("2m").is_err());
         assert!(FILE.parse("1k").is_err() && ACCESS.parse("seq").is_err());
-        let ok = FAMILY.make_workload(&p("512", "128k", "64m"), Mode::default());
+        let ok = FAMILY.make_workload(&p("512", "128k", "64m"), &RunContext::default());
         let ok = ok.unwrap();
         assert_eq!(ok.bytes_per_op(), Some(512));
         assert_eq!(ok.default_loads(2), vec![1, 2, 4, 8]);
-        let quick = FAMILY.make_workload(&p("512", "128k", "64m"), Mode { quick: true });
+        let quick = FAMILY.make_workload(&p("512", "128k", "64m"), &RunContext::new(true));
         assert_eq!(quick.unwrap().default_loads(2), vec![2]);
     }
 }

@@ -34,7 +34,7 @@ use hdrhistogram::Histogram;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Warning, WarningCode};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::io::{self, latency_extras, offsets, Pattern, Ring, SyncMode};
 use crate::support::memory::{Buf, Pages};
@@ -252,7 +252,7 @@ fn device_bytes(dev: &std::path::Path) -> Result<u64, String> {
     Ok(bytes)
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, ctx: &RunContext) -> Result<Built, String> {
     let (bs, size) = io::block_and_size(p)?;
     let depth = p.num("depth") as usize;
     let mode = SyncMode::parse(p.text("mode"));
@@ -263,7 +263,7 @@ fn build(p: &Point, _: Mode) -> Result<Built, String> {
             return Err(why);
         }
     }
-    let target = io::target();
+    let target = io::target(ctx)?;
     let place = match (&target.device, &target.dir) {
         (Some(d), _) => Place::Device(d.clone()),
         (None, Some(d)) => Place::Dir(d.clone()),
@@ -349,12 +349,13 @@ pub const CACHED_LIMIT: f64 = 0.5;
 
 /// What `io` adds to each measurement: IOPS from the headline MB/s (so
 /// the two always agree) and the page-cache warning.
-fn annotate(m: &mut Measurement) {
+fn annotate(m: &mut Measurement, ctx: &RunContext) {
     if let Some(bs) = m.params.get("bs").and_then(|b| parse_size(b)) {
         m.extra
             .insert("iops".into(), m.summary.median * 1e6 / bs as f64);
     }
-    m.warnings.extend(page_cache_warning(m));
+    m.warnings
+        .extend(page_cache_warning(m, ctx.flag(&io::DROP_CACHES)));
 }
 
 fn parse_size(text: &str) -> Option<u64> {
@@ -367,12 +368,13 @@ fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// The page-cache warning of one `io` measurement: a buffered read of a
-/// file mostly in the page cache (mincore(2) after the last interval).
-pub fn page_cache_warning(m: &Measurement) -> Option<Warning> {
+/// file mostly in the page cache (mincore(2) after the last interval),
+/// unless the run dropped the caches before each interval.
+pub fn page_cache_warning(m: &Measurement, drop_caches: bool) -> Option<Warning> {
     let read = m.params.get("op").map(String::as_str) == Some("read");
     let direct = m.params.get("mode").map(String::as_str) == Some("direct");
     let cached = *m.extra.get("cached_fraction")?;
-    (read && !direct && cached >= CACHED_LIMIT && !io::target().drop_caches).then(|| {
+    (read && !direct && cached >= CACHED_LIMIT && !drop_caches).then(|| {
         Warning::new(
             WarningCode::PageCache,
             format!(
@@ -452,6 +454,8 @@ pub const FAMILY: Family = Family {
     params: PARAMS,
     default_suite: false,
     annotate: Some(annotate),
+    options: io::TARGET_OPTIONS,
+    run_note: Some(io::target_note),
     ..Family::new(
         "io",
         "file_io",
@@ -466,8 +470,7 @@ mod tests {
     use crate::testing::{measure_spec, tiny_plan};
 
     fn measure(spec: &str) -> Measurement {
-        let _t = io::test_target();
-        measure_spec(spec, &tiny_plan(1), Mode { quick: true })
+        measure_spec(spec, &tiny_plan(1), &RunContext::new(true))
             .unwrap_or_else(|e| panic!("{spec}: {e}"))
             .remove(0)
     }
@@ -478,11 +481,12 @@ mod tests {
     fn page_cache_warning_fires_on_cached_reads_only() {
         let m = measure("io/read/pattern:seq/bs:64k/size:1m");
         assert!(m.extra["cached_fraction"] >= CACHED_LIMIT, "{:?}", m.extra);
-        assert!(page_cache_warning(&m).is_some());
+        assert!(page_cache_warning(&m, false).is_some());
+        assert!(page_cache_warning(&m, true).is_none());
         let dir = io::scratch_parent();
         if io::probe_dir(&dir, libc::O_DIRECT).is_ok() {
             let m = measure("io/read/pattern:seq/bs:64k/size:1m/mode:direct");
-            assert!(page_cache_warning(&m).is_none(), "{:?}", m.extra);
+            assert!(page_cache_warning(&m, false).is_none(), "{:?}", m.extra);
         } else {
             eprintln!(
                 "skipped the direct half: {} refuses O_DIRECT",
@@ -500,7 +504,7 @@ mod tests {
         assert!(x["lat_p99_us"] <= x["lat_max_us"]);
         assert!(x["fsync_ms"] > 0.0, "{x:?}");
         let mut m = m.clone();
-        annotate(&mut m);
+        annotate(&mut m, &RunContext::default());
         let iops = m.extra["iops"];
         assert!((iops * 8192.0 / 1e6 - m.summary.median).abs() < 1e-6 * m.summary.median);
     }
@@ -508,11 +512,11 @@ mod tests {
     #[test]
     fn depth_goes_through_io_uring_where_allowed() {
         if let Some(why) = io::io_uring_refused() {
-            let _t = io::test_target();
-            let sel = crate::select(&["io/read/depth:4".into()], Mode::default(), 1).unwrap();
+            let sel =
+                crate::select(&["io/read/depth:4".into()], &RunContext::default(), 1).unwrap();
             let e = sel.cases[0]
                 .family
-                .make(&sel.cases[0].point, Mode::default())
+                .make(&sel.cases[0].point, &RunContext::default())
                 .err()
                 .unwrap();
             assert!(e.contains("io_uring"), "{e} / {why}");
@@ -524,13 +528,15 @@ mod tests {
     }
 
     fn refused(spec: &str) -> String {
-        let _t = io::test_target();
-        let sel = crate::select(&[spec.into()], Mode::default(), 1);
+        let sel = crate::select(&[spec.into()], &RunContext::default(), 1);
         match sel {
             Err(e) => e.to_string(),
             Ok(sel) => {
                 let c = &sel.cases[0];
-                c.family.make(&c.point, Mode::default()).err().expect(spec)
+                c.family
+                    .make(&c.point, &RunContext::default())
+                    .err()
+                    .expect(spec)
             }
         }
     }
@@ -548,17 +554,14 @@ mod tests {
     /// The test file is gone once the measurement ends.
     #[test]
     fn nothing_is_left_in_the_directory() {
-        let _t = io::test_target();
         // Removed with whatever is in it when the test ends, passed or not.
         let dir = tempfile::tempdir().unwrap();
-        io::configure(Some(dir.path().to_path_buf()), None, None, false).unwrap();
-        let r = measure_spec(
+        measure_spec(
             "io/write/pattern:seq/bs:64k/size:256k",
             &tiny_plan(1),
-            Mode { quick: true },
-        );
-        io::configure(None, None, None, false).unwrap();
-        r.unwrap();
+            &RunContext::new(true).with(&io::DIR, dir.path()),
+        )
+        .unwrap();
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
     }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::io::{self, create_unlinked, SyncMode};
 use crate::support::memory::{Buf, Pages};
@@ -92,10 +92,10 @@ impl touchstone_harness::Benchmark for IoCopy {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, ctx: &RunContext) -> Result<Built, String> {
     let (bs, size) = io::block_and_size(p)?;
     let mode = SyncMode::parse(p.text("mode"));
-    let target = io::file_target("io_copy", "copies files, not devices")?;
+    let target = io::file_target(ctx, "io_copy", "copies files, not devices")?;
     let dir = target.dir.clone();
     let probe = dir.clone().unwrap_or_else(io::scratch_parent);
     if mode == SyncMode::Direct {
@@ -153,6 +153,8 @@ pub const FAMILY: Family = Family {
         io::size_param("bytes copied per pass", &["64m"], &["16m"]),
     ],
     default_suite: false,
+    options: io::TARGET_OPTIONS,
+    run_note: Some(io::target_note),
     ..Family::new(
         "io_copy",
         "file_io",
@@ -168,19 +170,23 @@ mod tests {
 
     #[test]
     fn copies_and_refuses_bad_sizes() {
-        let _t = io::test_target();
         let m = measure_spec(
             "io_copy/bs:16k/size:1m",
             &tiny_plan(1),
-            Mode { quick: true },
+            &RunContext::new(true),
         )
         .unwrap()
         .remove(0);
         assert_sane(&m);
-        let sel = crate::select(&["io_copy/bs:1m/size:64k".into()], Mode::default(), 1).unwrap();
+        let sel = crate::select(
+            &["io_copy/bs:1m/size:64k".into()],
+            &RunContext::default(),
+            1,
+        )
+        .unwrap();
         let e = sel.cases[0]
             .family
-            .make(&sel.cases[0].point, Mode::default())
+            .make(&sel.cases[0].point, &RunContext::default())
             .err()
             .unwrap();
         assert!(e.contains("smaller than one block"), "{e}");

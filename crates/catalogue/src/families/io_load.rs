@@ -30,7 +30,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::io::{self, offsets, Pattern, SyncMode};
 use crate::support::memory::{Buf, Pages};
@@ -186,10 +186,10 @@ impl Client for Mover<'_> {
     }
 }
 
-fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let (bs, size) = io::block_and_size(p)?;
     let sync = SyncMode::parse(p.text("mode"));
-    let target = io::file_target("io_load", "works on files")?;
+    let target = io::file_target(ctx, "io_load", "works on files")?;
     let probe = target.dir.clone().unwrap_or_else(io::scratch_parent);
     if sync == SyncMode::Direct {
         let align = io::direct_alignment(&probe) as u64;
@@ -212,7 +212,7 @@ fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
         bs: bs as usize,
         size,
         shared: p.text("files") == "shared",
-        quick: mode.quick,
+        quick: ctx.quick,
         dir: target.dir.clone(),
         offs: offsets(pattern, size, bs),
         fds: Vec::new(),
@@ -257,6 +257,10 @@ pub const FAMILY: Family = Family {
         },
         io::size_param("bytes of each file", &["4m"], &[]),
     ],
+    // Where the files go; a device is refused; no `--drop-caches` (a
+    // workload's trials are not intervals).
+    options: &[io::DIR, io::DEVICE, io::DESTROY_DATA_ON],
+    run_note: Some(io::target_note),
     ..Family::workload(
         "io_load",
         "workload",
@@ -274,17 +278,16 @@ mod tests {
 
     #[test]
     fn two_writers_on_a_shared_file_move_blocks() {
-        let _t = io::test_target();
         let sel = crate::select(
             &["io_load/write/files:shared/size:256k".into()],
-            Mode { quick: true },
+            &RunContext::new(true),
             1,
         )
         .unwrap();
         let c = &sel.cases[0];
         let mut w = c
             .family
-            .make_workload(&c.point, Mode { quick: true })
+            .make_workload(&c.point, &RunContext::new(true))
             .unwrap();
         let cpus = touchstone_harness::workload::cpu::usable_cpus().unwrap();
         let out: TrialOutcome = run_trial(&mut *w, 2, &cpus, &short_trial(), 0).unwrap();

@@ -8,7 +8,7 @@
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::errno;
 
@@ -108,7 +108,7 @@ impl Benchmark for LatClock {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let name = p.text("clock");
     let (_, clock) = *CLOCKS
         .iter()

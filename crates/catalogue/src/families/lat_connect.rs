@@ -9,13 +9,13 @@
 //! `cpu_us_per_op_client` / `_server` (CPU µs per exchange) and
 //! `cpu_pct_client` / `_server` (% of one CPU), serve's from serve itself.
 
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
 use crate::support::remote::{self, Exchange, RemoteCase};
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     if let Some(addr) = remote::of(p) {
         return RemoteCase::case(addr, Exchange::Connect, 1);
     }

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::placement::{self, Placement};
 use crate::support::sys::{self, Pid};
@@ -172,7 +172,7 @@ impl Benchmark for CtxOverhead {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let procs = p.num("procs") as usize;
     let size = p.num("size") as usize;
     if size % 8 != 0 {
@@ -235,14 +235,14 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn subtraction_is_never_negative() {
         let mut ms = measure_spec(
             "lat_ctx/procs:2,4/size:0,16k/cpus:same",
             &tiny_plan(1),
-            Mode::default(),
+            &RunContext::default(),
         )
         .unwrap();
         // One cross-CPU case: those warm up and time longer (placement::settle).
@@ -250,7 +250,7 @@ mod tests {
             measure_spec(
                 "lat_ctx/procs:2/size:0/cpus:spread",
                 &tiny_plan(1),
-                Mode::default(),
+                &RunContext::default(),
             )
             .unwrap(),
         );

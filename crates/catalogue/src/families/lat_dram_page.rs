@@ -10,7 +10,7 @@
 
 use touchstone_results::{Measurement, Unit};
 
-use crate::family::{derived, Built, Family, Mode};
+use crate::family::{derived, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{Order, Pages};
@@ -18,7 +18,7 @@ use crate::support::pointer_chase::Chase;
 
 /// Each case chases one chain (`support::pointer_chase`): `n` × 100
 /// dependent loads per interval.
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let order = if p.text("page") == "open" {
         Order::RandBlocks {
             elem: 64,

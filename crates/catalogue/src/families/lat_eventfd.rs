@@ -7,7 +7,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -62,7 +62,7 @@ impl Baton for EventfdBaton {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(
         EventfdBaton {
             there: -1,

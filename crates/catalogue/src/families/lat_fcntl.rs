@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -102,7 +102,7 @@ impl Baton for FcntlBaton {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(FcntlBaton { fd: -1, round: 0 }, p)
 }
 

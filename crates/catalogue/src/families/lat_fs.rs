@@ -13,7 +13,7 @@ use std::ffi::CString;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{cstring, errno};
 
@@ -165,7 +165,7 @@ impl touchstone_harness::Benchmark for LatFs {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatFs::new(p.text("op") == "create", p.num("size") as usize),
         Shape::rate(1.0, Unit::OpsPerSec, 1.0),

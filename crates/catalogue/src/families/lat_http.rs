@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use crate::family::{Built, Family, Mode, Parallel};
+use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -105,7 +105,7 @@ impl Baton for HttpBaton {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(
         HttpBaton {
             listener: -1,
@@ -147,12 +147,14 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     /// A document of no bytes: the response is the header alone.
     #[test]
     fn an_empty_document_is_fetched() {
-        assert_sane(&measure_spec("lat_http/size:0", &tiny_plan(1), Mode::default()).unwrap()[0]);
+        assert_sane(
+            &measure_spec("lat_http/size:0", &tiny_plan(1), &RunContext::default()).unwrap()[0],
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use touchstone_results::{groups, Measurement, Unit, Warning, WarningCode};
 
-use crate::family::{derived, not_detected_level, Built, Family, Mode};
+use crate::family::{derived, not_detected_level, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use touchstone_results::Statistic;
 
@@ -40,7 +40,7 @@ pub fn order(chain: &str) -> Result<Order, String> {
 
 /// Each case chases one chain (`support::pointer_chase`): `n` × 100
 /// dependent loads per interval, the fastest interval its figure.
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let size = p.num("size") as usize;
     let order = order(p.text("stride"))?;
     if let Order::Stride(s) = order {
@@ -71,6 +71,7 @@ const RANDOM_CHAINS: [&str; 2] = ["rand", "rand_page"];
 const MEMORY_CHAIN: &str = "rand";
 
 /// One curve: (size, headline latency) for single-process measurements.
+#[cfg(test)]
 pub fn curve(ms: &[Measurement], chain: &str) -> Vec<(u64, f64)> {
     sweep(ms, chain)
         .into_iter()

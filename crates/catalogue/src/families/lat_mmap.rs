@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::scratch_file::{cached_file, map, touch_pages, unmap};
 use crate::support::sys::{self, page_size};
@@ -43,7 +43,7 @@ impl touchstone_harness::Benchmark for LatMmap {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatMmap {
             size: p.num("size") as usize,

@@ -8,7 +8,7 @@
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
 
@@ -30,7 +30,7 @@ impl Benchmark for Ops {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let name = p.text("op");
     let k = kernel(name, 1).ok_or_else(|| format!("no kernel for {name} here"))?;
     Ok(Built::new(
@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn results_are_positive_and_division_is_slower_than_addition() {
-        let ms = measure_spec("lat_ops", &tiny_plan(1), Mode::default()).unwrap();
+        let ms = measure_spec("lat_ops", &tiny_plan(1), &RunContext::default()).unwrap();
         let get = |n: &str| {
             ms.iter()
                 .find(|m| m.name == format!("lat_ops/{n}"))

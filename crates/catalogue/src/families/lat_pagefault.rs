@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::scratch_file::{cached_file, map, unmap};
 use crate::support::sys::{self, page_size};
@@ -84,7 +84,7 @@ impl touchstone_harness::Benchmark for LatPagefault {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatPagefault {
             size: p.num("size") as usize,

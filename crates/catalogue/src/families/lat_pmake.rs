@@ -6,7 +6,7 @@
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{self, Pid};
 
@@ -72,7 +72,7 @@ impl Benchmark for LatPmake {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatPmake {
             jobs: p.num("jobs") as usize,
@@ -116,14 +116,14 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn jobs_take_at_least_their_work() {
         let ms = measure_spec(
             "lat_pmake/jobs:1,3/work:200us",
             &tiny_plan(1),
-            Mode::default(),
+            &RunContext::default(),
         )
         .unwrap();
         for m in ms {

@@ -11,7 +11,7 @@ use std::ffi::CString;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{self, cstring, map_anonymous};
 
@@ -194,7 +194,7 @@ impl Benchmark for LatProc {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = match p.text("op") {
         "fork" => Op::Fork,
         "exec" => Op::Exec,
@@ -269,16 +269,21 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn touched_memory_and_environment() {
-        let ms = measure_spec("lat_proc/fork/mem:8m", &tiny_plan(1), Mode::default()).unwrap();
+        let ms = measure_spec(
+            "lat_proc/fork/mem:8m",
+            &tiny_plan(1),
+            &RunContext::default(),
+        )
+        .unwrap();
         assert_sane(&ms[0]);
         let ms = measure_spec(
             "lat_proc/exec_static/env:64k",
             &tiny_plan(1),
-            Mode::default(),
+            &RunContext::default(),
         )
         .unwrap();
         assert_sane(&ms[0]);
@@ -287,8 +292,9 @@ mod tests {
     #[test]
     fn fork_with_an_environment_is_refused() {
         let e = crate::family("lat_proc").unwrap();
-        let sel = crate::select(&["lat_proc/fork/env:4k".into()], Mode::default(), 1).unwrap();
-        assert!(e.make(&sel.cases[0].point, Mode::default()).is_err());
+        let sel =
+            crate::select(&["lat_proc/fork/env:4k".into()], &RunContext::default(), 1).unwrap();
+        assert!(e.make(&sel.cases[0].point, &RunContext::default()).is_err());
     }
 
     #[test]

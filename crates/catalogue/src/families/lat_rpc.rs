@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -190,7 +190,7 @@ impl Baton for RpcBaton {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let proto = match p.text("proto") {
         "udp" => Proto::Udp,
         _ => Proto::Tcp,

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::scratch_file::cached_file;
 use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
@@ -155,7 +155,7 @@ impl touchstone_harness::Benchmark for LatSelect {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatSelect {
             n: p.num("n") as usize,
@@ -211,11 +211,11 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn zero_descriptors_is_refused() {
-        let e = measure_spec("lat_select/n:0", &tiny_plan(1), Mode::default()).unwrap_err();
+        let e = measure_spec("lat_select/n:0", &tiny_plan(1), &RunContext::default()).unwrap_err();
         assert!(e.contains("out of range"), "{e}");
     }
 }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use touchstone_harness::scratch::sysv;
 use touchstone_harness::{BenchError, Context, Fallible};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
@@ -88,7 +88,7 @@ impl Baton for SemBaton {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(
         SemBaton {
             id: -1,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{errno, map_anonymous};
 
@@ -184,7 +184,7 @@ impl Benchmark for LatSig {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = match p.text("op") {
         "install" => Op::Install,
         "catch" => Op::Catch,

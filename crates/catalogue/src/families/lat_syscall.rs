@@ -7,7 +7,7 @@ use std::ffi::CString;
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::{cstring, errno};
 
@@ -117,7 +117,7 @@ impl Benchmark for LatSyscall {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = match p.text("op") {
         "null" => Op::Null,
         "read" => Op::Read,

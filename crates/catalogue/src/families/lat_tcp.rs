@@ -10,14 +10,14 @@
 //! `cpu_us_per_op_client` / `_server` (CPU µs per exchange) and
 //! `cpu_pct_client` / `_server` (% of one CPU), serve's from serve itself.
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
 use crate::support::placement;
 use crate::support::remote::{self, Exchange, RemoteCase};
 use crate::support::sockets::Channel;
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     if let Some(addr) = remote::of(p) {
         return RemoteCase::case(addr, Exchange::TcpEcho, p.num(MSG_SIZE.name) as usize);
     }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -188,7 +188,7 @@ impl Benchmark for LatThread {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = match p.text("op") {
         "create" => Op::Create,
         "mutex" => Op::Mutex,

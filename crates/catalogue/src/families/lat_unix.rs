@@ -4,13 +4,13 @@
 //! benchmark process writes the message and blocks until the helper process
 //! has read it and written it back. The mechanics live in `support::hot_potato`.
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
 use crate::support::placement;
 use crate::support::sockets::Channel;
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(FdBaton::new(Channel::Unix, p.num("size") as usize), p)
 }
 

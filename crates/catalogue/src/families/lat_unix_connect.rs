@@ -4,12 +4,12 @@
 //! path is in the scratch directory and removed in cleanup. No TIME_WAIT
 //! here, so it may run in parallel.
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
 use crate::support::placement;
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(ConnectBaton::new(Domain::Unix), p)
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::sys::errno;
 
@@ -179,7 +179,7 @@ impl Benchmark for LatUsleep {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let method = match p.text("method") {
         "nanosleep" => Method::Nanosleep,
         "clock_nanosleep" => Method::ClockNanosleep,
@@ -240,11 +240,16 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn every_method_sleeps_at_least_the_time_asked() {
-        let ms = measure_spec("lat_usleep/time:100us", &tiny_plan(1), Mode::default()).unwrap();
+        let ms = measure_spec(
+            "lat_usleep/time:100us",
+            &tiny_plan(1),
+            &RunContext::default(),
+        )
+        .unwrap();
         assert_eq!(ms.len(), 5);
         for m in ms {
             assert_sane(&m);

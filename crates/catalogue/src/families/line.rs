@@ -8,7 +8,7 @@
 
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 
-use crate::family::{derived, Built, Family, Mode};
+use crate::family::{derived, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{median, os_caches, os_line_bytes};
 use crate::support::memory::{Order, Pages};
@@ -27,7 +27,7 @@ pub fn working_set() -> usize {
 
 /// Each case chases one chain (`support::pointer_chase`): `n` × 100
 /// dependent loads per interval, as lat_mem_rd.
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let order = Order::RandInPage {
         elem: p.num("stride") as usize,
         page: page_size(),
@@ -141,7 +141,12 @@ mod tests {
         };
         let mut seen = Vec::new();
         for _ in 0..3 {
-            let ms = measure_spec("line/stride:16,32,64,128,256", &plan, Mode::default()).unwrap();
+            let ms = measure_spec(
+                "line/stride:16,32,64,128,256",
+                &plan,
+                &RunContext::default(),
+            )
+            .unwrap();
             let got = derive(&ms)[0].value() as u64;
             // An adjacent-line prefetcher may pair lines: allow 2x.
             if got == os || got == 2 * os {

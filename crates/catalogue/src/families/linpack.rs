@@ -15,7 +15,7 @@
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 /// A normalised residual above this means a wrong answer (LINPACK runs
@@ -194,7 +194,7 @@ impl Benchmark for Linpack {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let n = p.num("n") as usize;
     let (a, b) = matgen(n);
     Ok(Built::new(
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn measures_order_100() {
-        let ms = measure_spec("linpack/n:100", &tiny_plan(1), Mode::default()).unwrap();
+        let ms = measure_spec("linpack/n:100", &tiny_plan(1), &RunContext::default()).unwrap();
         assert_sane(&ms[0]);
         assert!(ms[0].extra["normalised_residual"] < RESIDUAL_LIMIT);
     }

@@ -7,7 +7,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit, Warning, WarningCode};
 
-use crate::family::{derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Parallel, RunContext};
 use crate::params::Point;
 use crate::support::ops::{kernel, x86_64_only, Kernel};
 
@@ -29,7 +29,7 @@ impl Benchmark for Mhz {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(_: &Point, _: &RunContext) -> Result<Built, String> {
     let k = kernel("int64_add", 1).ok_or("no add kernel on this architecture")?;
     Ok(Built::new(
         Mhz { k, sink: 0 },
@@ -99,8 +99,9 @@ mod tests {
     #[test]
     fn agrees_with_a_known_cost_loop() {
         let plan = tiny_plan(1);
-        let mhz = measure_spec("mhz", &plan, Mode::default()).unwrap()[0].value();
-        let mul = measure_spec("lat_ops/int_mul", &plan, Mode::default()).unwrap()[0].value();
+        let mhz = measure_spec("mhz", &plan, &RunContext::default()).unwrap()[0].value();
+        let mul =
+            measure_spec("lat_ops/int_mul", &plan, &RunContext::default()).unwrap()[0].value();
         let cycles = mul * mhz / 1000.0;
         assert!(
             (2.5..=3.6).contains(&cycles),
@@ -110,7 +111,7 @@ mod tests {
 
     #[test]
     fn measures_and_compares() {
-        let m = &measure_spec("mhz", &tiny_plan(1), Mode::default()).unwrap()[0];
+        let m = &measure_spec("mhz", &tiny_plan(1), &RunContext::default()).unwrap()[0];
         assert_sane(m);
         assert_eq!(m.unit, Unit::Mhz);
         let d = compare(3000.0, 2000.0);

@@ -50,7 +50,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::launch::{resolve_on, Launcher, Output, DEFAULT_PATH};
 use crate::support::memory::Rng;
@@ -239,7 +239,7 @@ impl Script {
 
 /// Build the workload from a point of its parameters; a missing tool is
 /// refused here, before anything runs.
-pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let mut script = Script::shipped(p.text(SCRIPT.name))?;
     if p.text(COMPILE_PARAM.name) == "off" {
         script = script.without_compile();
@@ -247,7 +247,7 @@ pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
     script.check_tools(&path)?;
     let mut w = MultiUser::new(script, p.num(THINK.name));
-    w.quick = mode.quick;
+    w.quick = ctx.quick;
     Ok(Box::new(w))
 }
 

@@ -3,7 +3,7 @@
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 
 /// The empty benchmark.
@@ -20,7 +20,7 @@ impl Benchmark for NullLoop {
     }
 }
 
-fn build(_: &Point, _: Mode) -> Result<Built, String> {
+fn build(_: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(NullLoop, Shape::latency(1.0)))
 }
 

@@ -48,7 +48,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, OptionValue, RunContext, RunOption};
 use crate::params::{Kind, Param, Point};
 use crate::support::memory::Rng;
 
@@ -116,34 +116,34 @@ pub const SCALE: Param = Param {
 
 pub const PARAMS: &[Param] = &[ENGINE, SCALE];
 
-/// The server `--postgres URL` names, for `engine:postgres` (set by the
-/// command line before the cases are built).
-static POSTGRES_URL: Mutex<Option<String>> = Mutex::new(None);
-
-/// Name the PostgreSQL server that `engine:postgres` runs against.
-pub fn set_postgres_url(url: Option<String>) {
-    *POSTGRES_URL.lock().unwrap_or_else(|p| p.into_inner()) = url;
-}
+/// `--postgres URL`: the server `engine:postgres` runs against, which it
+/// makes the engine's default. The URL, which may hold a password, stays
+/// out of names and stored options.
+pub const POSTGRES: RunOption = RunOption {
+    name: "postgres",
+    value: OptionValue::Text("URL"),
+    help: "run the transaction mix against this PostgreSQL server (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or 'host=… port=… user=… dbname=…') instead of the embedded SQLite; each trial creates its own schema there and drops it, touching nothing else",
+    defaults: &[(ENGINE.name, "postgres")],
+    check: None,
+};
 
 /// Build the workload; for PostgreSQL this connects and checks that the
 /// user may create a schema, so that a wrong URL or missing right is
 /// refused before anything is measured.
-pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let engine = match p.text(ENGINE.name) {
         "postgres" => {
-            let url = POSTGRES_URL
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
+            let url = ctx
+                .text(&POSTGRES)?
                 .ok_or("engine:postgres needs the server: give --postgres URL")?;
-            let server = Server::parse(&url)?;
+            let server = Server::parse(url)?;
             libpq::load()?;
             server.check()?;
             Engine::Postgres(Box::new(server))
         }
         _ => Engine::Sqlite,
     };
-    Ok(Box::new(Oltp::new(p.num(SCALE.name), engine, mode.quick)?))
+    Ok(Box::new(Oltp::new(p.num(SCALE.name), engine, ctx.quick)?))
 }
 
 /// Where the database lives.
@@ -194,10 +194,6 @@ impl Server {
             config,
             url: url.to_string(),
         })
-    }
-
-    pub fn shown(&self) -> &str {
-        &self.shown
     }
 
     pub fn connect(&self) -> Result<postgres::Client, String> {
@@ -689,14 +685,6 @@ impl Oltp {
     pub fn accounts(&self) -> i64 {
         self.scale as i64 * ACCOUNTS_PER_SCALE
     }
-
-    /// The schema of the current trial on the PostgreSQL server, if any.
-    pub fn schema(&self) -> Option<&str> {
-        match &self.made {
-            Some(Made::Postgres { schema, .. }) => Some(schema),
-            _ => None,
-        }
-    }
 }
 
 impl Drop for Oltp {
@@ -887,6 +875,7 @@ impl Schedstat {
 
 pub const FAMILY: Family = Family {
     params: PARAMS,
+    options: &[POSTGRES],
     ..Family::workload(NAME, "workload", SUMMARY, OPERATION, build)
 };
 

@@ -8,7 +8,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use crate::family::{derived, Built, Family, Mode};
+use crate::family::{derived, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
@@ -72,7 +72,7 @@ impl Benchmark for ParMem {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let chains: usize = p.text("chains").parse().map_err(|_| "bad chains")?;
     let size = beyond_llc();
     check_memory("par_mem", size as u64)?;

@@ -9,7 +9,7 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use crate::family::{derived, Built, Family, Mode, Parallel};
+use crate::family::{derived, Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
 
@@ -57,7 +57,7 @@ impl Benchmark for ParOps {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let name = p.text("op");
     let one = kernel(name, 1).ok_or_else(|| format!("no kernel for {name}"))?;
     let eight = kernel(name, 8).ok_or_else(|| format!("no kernel for {name}"))?;
@@ -135,7 +135,7 @@ mod tests {
         let ms = measure_spec(
             "par_ops/int64_add,double_add",
             &tiny_plan(1),
-            Mode::default(),
+            &RunContext::default(),
         )
         .unwrap();
         let d = derive(&ms);

@@ -32,7 +32,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{Clock, Fallible, Monotonic};
 use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::background_load::{self, Level, Running};
 use crate::support::placement::{pin_self, usable_cpus};
@@ -531,7 +531,7 @@ impl SleepUntil for Monotonic {
     }
 }
 
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     Ok(Box::new(RtDispatch::new(
         Via::parse(p.text(VIA.name))?,
         p.text(PLACEMENT.name) == "spread",
@@ -644,7 +644,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused_before_anything_runs() {
-        let mode = Mode { quick: true };
+        let mode = &RunContext::new(true);
         for spec in [
             "rt_dispatch/via:carrier-pigeon",
             "rt_dispatch/interval:0",

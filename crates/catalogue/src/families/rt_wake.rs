@@ -36,7 +36,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::Fallible;
 use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::background_load::{self, Level, Running};
 use crate::support::placement::{pin_self, usable_cpus};
@@ -134,7 +134,7 @@ impl Workload for RtWake {
     }
 }
 
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     Ok(Box::new(RtWake::new(
         p.num(INTERVAL.name),
         p.num(DURATION.name),
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused_before_anything_runs() {
-        let mode = Mode { quick: true };
+        let mode = &RunContext::new(true);
         for (spec, needle) in [
             ("rt_wake/interval:0", "interval"),
             ("rt_wake/priority:0", "priority"),

@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 /// One sieve over `flags` (which it re-marks first); returns the primes found.
@@ -90,7 +90,7 @@ impl Benchmark for Sieve {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let size = p.num("flags") as usize;
     Ok(Built::new(
         Sieve {

@@ -4,7 +4,7 @@
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 /// Busy-wait `ns` nanoseconds per iteration on the monotonic clock.
@@ -26,7 +26,7 @@ impl Benchmark for Spin {
     }
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(Spin { ns: p.num("time") }, Shape::latency(1.0)))
 }
 

@@ -14,7 +14,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::llc_bytes;
 use crate::support::memory::{check_memory, Buf, Pages};
@@ -67,6 +67,7 @@ impl Op {
 /// The scalar of scale, triad and daxpy (STREAM's).
 pub const Q: f64 = 3.0;
 /// Elements per unrolled step; array lengths are multiples of it.
+#[cfg(test)]
 pub const STEP: usize = 16;
 
 /// Elements per array: 4× the last-level cache (at least 32 MiB when the OS
@@ -317,7 +318,7 @@ pub fn bytes_per_pass(op: Op, n: usize) -> f64 {
     (op.bytes_per_element() * n) as f64
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let op = Op::parse(p.text("op"))?;
     let n = elements(llc_bytes());
     check_memory(

@@ -44,7 +44,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
@@ -113,7 +113,7 @@ pub enum ServerMode {
 }
 
 /// Build the workload from a point of its parameters.
-pub fn build(p: &Point, _mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     let server = match p.text(SERVER.name) {
         "threads" => ServerMode::Threads,
         _ => ServerMode::Epoll,
@@ -675,11 +675,11 @@ mod tests {
             (CLIENT.name, CLIENT.parse("epoll").unwrap()),
             (PLACEMENT.name, PLACEMENT.parse("spread").unwrap()),
         ]);
-        let w = FAMILY.make_workload(&p, Mode::default()).unwrap();
+        let w = FAMILY.make_workload(&p, &RunContext::default()).unwrap();
         assert_eq!(w.max_load(), Some(MAX_LOAD));
         // serve takes every connection of the largest load and its CPU account.
         assert!((MAX_LOAD as usize) < remote::DEFAULT_MAX_CONNECTIONS);
-        assert!(FAMILY.is_workload() && FAMILY.make(&p, Mode::default()).is_err());
+        assert!(FAMILY.is_workload() && FAMILY.make(&p, &RunContext::default()).is_err());
         assert!(w.has_server());
         assert_eq!(
             (w.clients(16, 2), w.clients(1, 2)),

@@ -13,7 +13,7 @@
 
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 
-use crate::family::{derived, not_detected_level, Built, Family, Mode};
+use crate::family::{derived, not_detected_level, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{
     grid_steps_apart, min_of, name_steps, os_caches, os_line_bytes, steps, Place, SweepPoint,
@@ -26,7 +26,7 @@ use crate::support::sys::page_size;
 
 /// Each case chases one chain (`support::pointer_chase`): `n` × 100
 /// dependent loads per interval, each in a different page.
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let page = page_size();
     let pages = p.num("pages") as usize;
     let order = Order::PagePerLoad { elem: 64, page };

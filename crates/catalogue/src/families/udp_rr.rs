@@ -27,7 +27,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::placement::{self, pin_self, Placement};
@@ -57,12 +57,12 @@ pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
 pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
 
-pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let mut w = UdpRr::new(
         p.num(SIZE.name) as usize,
         Placement::parse(p.text(PLACEMENT.name))?,
     );
-    w.quick = mode.quick;
+    w.quick = ctx.quick;
     Ok(Box::new(w))
 }
 

@@ -54,7 +54,7 @@ use touchstone_harness::workload::{
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, Mode};
+use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::http::{self, parse_decimal, parse_request, parse_response, Method, Out};
 use crate::support::memory::Rng;
@@ -79,6 +79,7 @@ pub const POST: usize = 2;
 /// are about one in six).
 pub const STATIC_SHARE: f64 = 0.70;
 pub const DYNAMIC_SHARE: f64 = 0.25;
+#[cfg(test)]
 pub const POST_SHARE: f64 = 0.05;
 /// The Zipf exponent of directory and file popularity (SPECweb99: 1).
 pub const ZIPF_EXPONENT: f64 = 1.0;
@@ -136,7 +137,7 @@ pub const PARAMS: &[Param] = &[KEEPALIVE, LOOP, RATE, DIRS];
 
 /// Build the workload from a point of its parameters; a file set that does
 /// not fit in memory is refused here, before anything runs.
-pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
+pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let dirs = p.num(DIRS.name) as usize;
     check_fits(dirs, memory_available()?)?;
     let rate = match p.text(LOOP.name) {
@@ -144,7 +145,7 @@ pub fn build(p: &Point, mode: Mode) -> Result<Box<dyn Workload>, String> {
         _ => None,
     };
     let mut w = Web::new(dirs, p.text(KEEPALIVE.name) == "on", rate)?;
-    w.quick = mode.quick;
+    w.quick = ctx.quick;
     Ok(Box::new(w))
 }
 
@@ -184,6 +185,7 @@ impl Web {
 
     /// The expected bytes of one response body over the mix: the bit rate
     /// per connection is throughput × this × 8 / load.
+    #[cfg(test)]
     pub fn mean_response_bytes(&self) -> f64 {
         let file = self.chooser.mean_bytes();
         STATIC_SHARE * file
@@ -1393,18 +1395,18 @@ mod tests {
             ])
         };
         let w = FAMILY
-            .make_workload(&point("2", "open"), Mode::default())
+            .make_workload(&point("2", "open"), &RunContext::default())
             .unwrap();
         assert_eq!(w.pacing(), Some(Pacing::Open { rate: 300.0 }));
         let w = FAMILY
-            .make_workload(&point("2", "closed"), Mode::default())
+            .make_workload(&point("2", "closed"), &RunContext::default())
             .unwrap();
         assert_eq!((w.pacing(), w.clients(16, 2)), (None, 2));
         // A set larger than the memory it can have is refused when built.
         let huge = MAX_DIRS.to_string();
         if set_bytes(MAX_DIRS) > memory_available().unwrap() / 2 {
             let e = FAMILY
-                .make_workload(&point(&huge, "closed"), Mode::default())
+                .make_workload(&point(&huge, "closed"), &RunContext::default())
                 .err()
                 .unwrap();
             assert!(e.contains("memory available"), "{e}");

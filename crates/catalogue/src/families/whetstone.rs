@@ -27,7 +27,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
-use crate::family::{Built, Family, Mode};
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 /// The published constants.
@@ -458,7 +458,7 @@ fn build_flags() -> Vec<(String, f64)> {
     ]
 }
 
-fn build(p: &Point, _: Mode) -> Result<Built, String> {
+fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let name = p.text("module");
     let which = if name == "all" {
         Which::All
@@ -533,9 +533,13 @@ mod tests {
 
     #[test]
     fn each_case_reports_in_its_unit() {
-        let sel = crate::select(&["whetstone".into()], Mode::default(), 1).unwrap();
+        let sel = crate::select(&["whetstone".into()], &RunContext::default(), 1).unwrap();
         for c in sel.cases {
-            let unit = FAMILY.make(&c.point, Mode::default()).unwrap().shape.unit();
+            let unit = FAMILY
+                .make(&c.point, &RunContext::default())
+                .unwrap()
+                .shape
+                .unit();
             let want = match c.name.as_str() {
                 "whetstone/all" => Unit::Mwips,
                 "whetstone/n1" | "whetstone/n2" | "whetstone/n6" => Unit::Mflops,
@@ -550,7 +554,7 @@ mod tests {
     /// see why UnixBench's fast-math build reads higher.
     #[test]
     fn figures_state_the_build_and_the_modules_are_reported() {
-        let quick = Mode { quick: true };
+        let quick = &RunContext::new(true);
         let sel = crate::select(&["whetstone".into()], quick, 1).unwrap();
         let names: Vec<&str> = sel.cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 9, "{names:?}");
@@ -558,7 +562,7 @@ mod tests {
         let ms = crate::testing::measure_spec(
             "whetstone/n1",
             &crate::testing::tiny_plan(1),
-            Mode::default(),
+            &RunContext::default(),
         )
         .unwrap();
         assert_eq!(ms[0].extra.get("fast_math"), Some(&0.0));

@@ -204,7 +204,15 @@ fn users(nodes: &[Node], mounts: &[Mount], swaps: &[PathBuf]) -> Vec<String> {
 /// this lives, nothing can mount it, a partition of it, or claim it.
 #[derive(Debug)]
 pub struct Claim {
+    /// The device claimed, as `claim` was given it.
+    device: PathBuf,
     _fd: OwnedFd,
+}
+
+impl Claim {
+    pub fn device(&self) -> &Path {
+        &self.device
+    }
 }
 
 /// Refuse `dev` (a resolved path) unless it is a block device nothing
@@ -242,6 +250,7 @@ pub fn claim(dev: &Path) -> Result<Claim, String> {
     }
     // SAFETY: a descriptor just opened, owned from here on.
     Ok(Claim {
+        device: dev.to_path_buf(),
         _fd: unsafe { OwnedFd::from_raw_fd(fd) },
     })
 }

@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 use touchstone_harness::clock::now_ns;
@@ -22,6 +22,7 @@ pub use super::block_device::{mounts, Mount};
 use super::memory::Rng;
 use super::sys::{self, errno};
 use super::zipf::{unit, Zipf};
+use crate::family::{Held, OptionValue, RunCheck, RunContext, RunOption};
 use crate::params::{Kind, Param};
 
 /// The seed of every random offset sequence: the same blocks in the same
@@ -32,8 +33,8 @@ pub const ZIPF_S: f64 = 1.2;
 
 // ---------------------------------------------------------------- target
 
-/// Where the I/O families write, as the command line chose (`--dir`,
-/// `--device` with `--destroy-data-on`, `--drop-caches`).
+/// Where the I/O families write, as the run's options chose (`--dir`,
+/// `--device` with `--destroy-data-on`, `--drop-caches`), checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Target {
     /// `--dir`: the directory the test files go in (default: scratch).
@@ -44,36 +45,88 @@ pub struct Target {
     pub drop_caches: bool,
 }
 
-static TARGET: Mutex<Option<Target>> = Mutex::new(None);
+/// `--dir PATH`.
+pub const DIR: RunOption = RunOption {
+    name: "dir",
+    value: OptionValue::Path("PATH"),
+    help: "the directory the test files go in (default: the scratch directory); nothing is written elsewhere",
+    defaults: &[],
+    check: Some(&TARGET_CHECK),
+};
 
-/// The exclusive claim on `--device`, held from `configure` to the end of
-/// the process, so nothing can mount or claim it while it is measured.
-static CLAIM: Mutex<Option<Claim>> = Mutex::new(None);
+/// `--device DEV`.
+pub const DEVICE: RunOption = RunOption {
+    name: "device",
+    value: OptionValue::Path("DEV"),
+    help: "a whole block device to measure instead of files (io; io_copy and io_load refuse it); its data is destroyed, so --destroy-data-on must name the same device",
+    defaults: &[],
+    check: Some(&TARGET_CHECK),
+};
 
-/// Held by the tests that build I/O cases or change the target, which is
-/// one per process: a test's `--dir` must not leak into another's case.
-#[cfg(test)]
-pub static TEST_TARGET: Mutex<()> = Mutex::new(());
+/// `--destroy-data-on DEV`.
+pub const DESTROY_DATA_ON: RunOption = RunOption {
+    name: "destroy-data-on",
+    value: OptionValue::Path("DEV"),
+    help: "the device whose data may be destroyed: must equal --device",
+    defaults: &[],
+    check: Some(&TARGET_CHECK),
+};
 
-/// Take `TEST_TARGET`, whatever a failed test left.
-#[cfg(test)]
-pub fn test_target() -> std::sync::MutexGuard<'static, ()> {
-    TEST_TARGET.lock().unwrap_or_else(|p| p.into_inner())
+/// `--drop-caches`.
+pub const DROP_CACHES: RunOption = RunOption {
+    name: "drop-caches",
+    value: OptionValue::Flag,
+    help: "write back and drop the page cache before every timed interval (needs root), so buffered reads reach the storage",
+    defaults: &[],
+    check: Some(&TARGET_CHECK),
+};
+
+/// The run options of the families that write test files: where they write.
+pub const TARGET_OPTIONS: &[RunOption] = &[DIR, DEVICE, DESTROY_DATA_ON, DROP_CACHES];
+
+/// The check of the four target options, once for a run.
+pub const TARGET_CHECK: RunCheck = RunCheck {
+    name: "the I/O target",
+    check: check_target,
+};
+
+/// The run's target for the I/O families, as its options give it:
+/// writing to a device needs both flags naming the same block device (for
+/// a build, claimed by the run's check), `--dir` a directory,
+/// `--drop-caches` root. Read again by each build, so that what changed
+/// since the run's check is seen.
+pub fn target(ctx: &RunContext) -> Result<Target, String> {
+    let target = options_target(ctx)?;
+    if let Some(dev) = &target.device {
+        // Never written without the claim the run took before anything
+        // was built, which it holds until it ends.
+        if !ctx.held::<Claim>().any(|c| c.device() == dev) {
+            return Err(format!(
+                "--device {}: not claimed for this run (its options were not checked: RunContext::check)",
+                dev.display()
+            ));
+        }
+    }
+    Ok(target)
 }
 
-/// Check and record the command line's target for the I/O families; the
-/// only way it is set. Writing to a device needs both flags naming the same
-/// block device, which nothing uses (`block_device::claim`: no mount, swap
-/// or holder on it or any partition of it, and claimed exclusively for the
-/// rest of the process); `--drop-caches` needs root. A dry run is checked
-/// alike.
-pub fn configure(
-    dir: Option<PathBuf>,
-    device: Option<PathBuf>,
-    destroy_data_on: Option<PathBuf>,
-    drop_caches: bool,
-) -> Result<(), String> {
-    let device = match (device, destroy_data_on) {
+/// The check of the target options (`TARGET_CHECK`): the target as given,
+/// and a device claimed for the whole run (`block_device::claim`: no
+/// mount, swap or holder on it or any partition of it, and opened with
+/// O_EXCL), which the run's context holds. A dry run is checked alike.
+fn check_target(ctx: &RunContext) -> Result<Option<Held>, String> {
+    let target = options_target(ctx)?;
+    Ok(match target.device {
+        Some(dev) => Some(Arc::new(block_device::claim(&dev)?)),
+        None => None,
+    })
+}
+
+/// The target the options give, checked but not claimed.
+fn options_target(ctx: &RunContext) -> Result<Target, String> {
+    let dir = ctx.path(&DIR).map(Path::to_path_buf);
+    let drop_caches = ctx.flag(&DROP_CACHES);
+    let device = match (ctx.path(&DEVICE), ctx.path(&DESTROY_DATA_ON)) {
         (None, None) => None,
         (Some(d), None) => {
             return Err(format!(
@@ -103,10 +156,9 @@ pub fn configure(
                     cx.display()
                 ));
             }
-            Some((cd.clone(), block_device::claim(&cd)?))
+            Some(cd)
         }
     };
-    let (device, claim) = device.unzip();
     if device.is_some() && dir.is_some() {
         return Err("--dir and --device: choose one place to write".into());
     }
@@ -119,16 +171,18 @@ pub fn configure(
     if drop_caches && unsafe { libc::geteuid() } != 0 {
         return Err("--drop-caches writes /proc/sys/vm/drop_caches, which needs root; run as root, or use mode:direct or a file larger than memory instead".into());
     }
-    *TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(Target {
+    Ok(Target {
         dir,
         device,
         drop_caches,
-    });
-    *CLAIM.lock().unwrap_or_else(|p| p.into_inner()) = claim;
-    Ok(())
+    })
 }
 
-/// The target recorded by `configure` (default: scratch, no dropping).
+/// The I/O families' line about the run (`Family::run_note`): where they write.
+pub fn target_note(ctx: &RunContext) -> String {
+    target(ctx).map_or_else(|e| e, |t| describe_target(&t))
+}
+
 /// A point's block size and file size (`bs`, `size`), refused when the
 /// file is smaller than one block.
 pub fn block_and_size(p: &crate::params::Point) -> Result<(u64, u64), String> {
@@ -145,8 +199,8 @@ pub fn block_and_size(p: &crate::params::Point) -> Result<(u64, u64), String> {
 
 /// The run's target for a family that works on files (`io_copy`,
 /// `io_load`): a device named with `--device` is refused, naming `io`.
-pub fn file_target(family: &str, works_on: &str) -> Result<Target, String> {
-    let target = target();
+pub fn file_target(ctx: &RunContext, family: &str, works_on: &str) -> Result<Target, String> {
+    let target = target(ctx)?;
     match &target.device {
         Some(dev) => Err(format!(
             "{family} {works_on}: measure {} with io, or give --dir",
@@ -154,14 +208,6 @@ pub fn file_target(family: &str, works_on: &str) -> Result<Target, String> {
         )),
         None => Ok(target),
     }
-}
-
-pub fn target() -> Target {
-    TARGET
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .unwrap_or_default()
 }
 
 /// The directory whose file system a default run writes to: where the
@@ -861,27 +907,33 @@ mod tests {
 
     #[test]
     fn device_flags_must_both_name_one_unmounted_device() {
-        let _t = test_target();
-        let e = configure(None, Some("/dev/null".into()), None, false).unwrap_err();
+        let ctx = |device: Option<&str>, destroy: Option<&str>| {
+            let mut c = RunContext::new(false);
+            if let Some(d) = device {
+                c = c.with(&DEVICE, d);
+            }
+            if let Some(d) = destroy {
+                c = c.with(&DESTROY_DATA_ON, d);
+            }
+            c
+        };
+        let e = target(&ctx(Some("/dev/null"), None)).unwrap_err();
         assert!(e.contains("--destroy-data-on"), "{e}");
-        let e = configure(None, None, Some("/dev/null".into()), false).unwrap_err();
+        let e = target(&ctx(None, Some("/dev/null"))).unwrap_err();
         assert!(e.contains("without --device"), "{e}");
-        let e = configure(
-            None,
-            Some("/dev/null".into()),
-            Some("/dev/zero".into()),
-            false,
-        )
-        .unwrap_err();
+        let e = target(&ctx(Some("/dev/null"), Some("/dev/zero"))).unwrap_err();
         assert!(e.contains("different devices"), "{e}");
-        let e = configure(
-            None,
-            Some("/dev/null".into()),
-            Some("/dev/null".into()),
-            false,
-        )
-        .unwrap_err();
+        // Checked as the run's options are (`RunContext::check`), which
+        // claims the device: /dev/null is no block device.
+        let e = check_target(&ctx(Some("/dev/null"), Some("/dev/null"))).unwrap_err();
         assert!(e.contains("not a block device"), "{e}");
+        let e = check_target(&ctx(Some("/dev/null"), None)).unwrap_err();
+        assert!(e.contains("--destroy-data-on"), "{e}");
+        // A build never gets a device the run has not claimed.
+        let e = target(&ctx(Some("/dev/null"), Some("/dev/null"))).unwrap_err();
+        assert!(e.contains("not claimed"), "{e}");
+        assert_eq!(target(&ctx(None, None)), Ok(Target::default()));
+        assert!(check_target(&ctx(None, None)).unwrap().is_none());
     }
 
     #[test]

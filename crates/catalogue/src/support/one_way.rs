@@ -260,15 +260,17 @@ mod tests {
     #[test]
     fn the_families_report_cpu_per_mb_and_refuse_oversized_messages() {
         use crate::testing::{measure_spec, tiny_plan};
-        use crate::Mode;
+        use crate::RunContext;
         for family in ["bw_pipe", "bw_unix", "bw_tcp"] {
             let plan = tiny_plan(1);
-            let m = &measure_spec(&format!("{family}/size:1k"), &plan, Mode::default()).unwrap()[0];
+            let m = &measure_spec(&format!("{family}/size:1k"), &plan, &RunContext::default())
+                .unwrap()[0];
             for k in ["cpu_s_per_mb_sender", "cpu_s_per_mb_receiver"] {
                 let v = m.extra[k];
                 assert!(v.is_finite() && v > 0.0, "{}: {k} = {v}", m.name);
             }
-            let e = measure_spec(&format!("{family}/size:8m"), &plan, Mode::default()).unwrap_err();
+            let e = measure_spec(&format!("{family}/size:8m"), &plan, &RunContext::default())
+                .unwrap_err();
             assert!(e.contains("out of range"), "{e}");
         }
     }

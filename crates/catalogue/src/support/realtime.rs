@@ -167,7 +167,7 @@ pub fn priority_inert(p: &Point) -> &'static [&'static str] {
 mod tests {
     use super::*;
     use crate::select::select;
-    use crate::Mode;
+    use crate::RunContext;
 
     #[test]
     fn fifo_is_refused_with_the_remedy_without_the_privilege() {
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn the_priority_is_named_only_where_it_applies() {
-        let mode = Mode { quick: true };
+        let mode = &RunContext::new(true);
         let names = |spec: &str| -> Vec<(String, Vec<String>)> {
             select(&[spec.to_string()], mode, 1)
                 .unwrap()

@@ -69,8 +69,7 @@ fn check_run_words(words: &[String]) -> Result<RunWords, CliError> {
         ));
     }
     option_values::check_label(r.label.as_deref())?;
-    let mode = touchstone_catalogue::Mode { quick: r.quick };
-    touchstone_catalogue::select(&r.benchmarks, mode, 1)?;
+    touchstone_catalogue::select(&r.benchmarks, &r.family.context(r.quick), 1)?;
     let options = all
         .iter()
         .filter(|w| !r.benchmarks.contains(w))
@@ -99,7 +98,7 @@ fn run(db: Option<PathBuf>, a: FleetRunArgs) -> Result<(), CliError> {
     if !pairs.is_empty() {
         for spec in &a.net {
             let probe = format!("{spec}/remote:192.0.2.1:{}", a.serve_port);
-            touchstone_catalogue::select(&[probe], Default::default(), 1).map_err(|e| {
+            touchstone_catalogue::select(&[probe], &Default::default(), 1).map_err(|e| {
                 CliError::Usage(format!("--net {spec}: not a network benchmark here: {e}"))
             })?;
         }

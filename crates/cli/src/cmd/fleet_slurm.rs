@@ -62,7 +62,7 @@ fn job(a: &SlurmArgs) -> Result<SlurmJob, CliError> {
     // Checked here, on this host, so that a typo fails before the queue.
     touchstone_catalogue::select(
         &a.benchmarks,
-        touchstone_catalogue::Mode { quick: a.quick },
+        &touchstone_catalogue::RunContext::new(a.quick),
         1,
     )?;
     run_args.extend(a.benchmarks.iter().cloned());

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use touchstone_catalogue::select::{Selected, Selection};
-use touchstone_catalogue::{select, Mode};
+use touchstone_catalogue::{select, RunContext};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
 use touchstone_harness::{Benchmark, CaseLabel, Plan};
@@ -142,34 +142,6 @@ fn sweep_settings(a: &RunArgs) -> Result<SweepSettings, CliError> {
     })
 }
 
-/// `--postgres URL`: the server `oltp` runs against, and the specs with
-/// every `oltp` that names no engine made `oltp/…/engine:postgres` (the
-/// URL, which may hold a password, stays out of names and stored options).
-fn with_postgres(specs: &[String], url: Option<&str>) -> Result<Vec<String>, CliError> {
-    use touchstone_catalogue::families::oltp;
-    oltp::set_postgres_url(url.map(str::to_string));
-    let Some(_) = url else {
-        return Ok(specs.to_vec());
-    };
-    let names_oltp = |s: &str| s.split('/').next() == Some(oltp::NAME);
-    if !specs.iter().any(|s| names_oltp(s)) {
-        return Err(CliError::Usage(format!(
-            "--postgres applies to {0}: name it (touchstone run {0} --postgres URL)",
-            oltp::NAME
-        )));
-    }
-    Ok(specs
-        .iter()
-        .map(|s| {
-            if names_oltp(s) && !s.contains("engine:") {
-                format!("{}/engine:postgres", s.trim_end_matches('/'))
-            } else {
-                s.clone()
-            }
-        })
-        .collect())
-}
-
 /// Whether any flag only workloads take was given.
 fn workload_flags(a: &RunArgs) -> Option<&'static str> {
     [
@@ -204,34 +176,15 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     // Micro-benchmarks converge too: rounds of R repetitions until the
     // median's interval is as narrow as asked (quick: at most 4 rounds).
     plan.converge = a.converge.is_some().then_some(settings.rule);
-    let mode = Mode { quick: a.quick };
-    // Where the I/O families write, checked before anything is built.
-    touchstone_catalogue::support::io::configure(
-        a.dir.clone(),
-        a.device.clone(),
-        a.destroy_data_on.clone(),
-        a.drop_caches,
-    )
-    .map_err(CliError::Usage)?;
+    // The run's context, handed to every family's build; the options of
+    // some families checked against the families selected before anything
+    // is built (what a check keeps — a device's exclusive claim — the
+    // context holds until the run ends).
+    let mut ctx = a.family.context(a.quick);
     let max_parallel = *a.parallel.iter().max().unwrap_or(&1);
-    let benchmarks = with_postgres(&a.benchmarks, a.postgres.as_deref())?;
-    let selection = select(&benchmarks, mode, max_parallel)?;
-    let io_flag = [
-        (a.dir.is_some(), "--dir"),
-        (a.device.is_some(), "--device"),
-        (a.drop_caches, "--drop-caches"),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag));
-    let io_cases = selection
-        .cases
-        .iter()
-        .any(|c| c.family.name.starts_with("io"));
-    if let (false, Some(flag)) = (io_cases, io_flag) {
-        return Err(CliError::Usage(format!(
-            "{flag} applies to the I/O families (io, io_copy), and the selection has none"
-        )));
-    }
+    let selection = select(&a.benchmarks, &ctx, max_parallel)?;
+    ctx.check(selection.cases.iter().map(|c| c.family))
+        .map_err(CliError::Usage)?;
     if selection.cases.is_empty() {
         return Err(CliError::Usage(
             "nothing to run: the selection is empty here".into(),
@@ -259,7 +212,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     for c in &selection.cases {
         let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
         if c.family.is_workload() {
-            let w = c.family.make_workload(&c.point, mode).map_err(usage)?;
+            let w = c.family.make_workload(&c.point, &ctx).map_err(usage)?;
             let loads = workload::validate(&*w, &settings.plan(c), usable)
                 .map_err(|e| usage(e.to_string()))?;
             let cost = dry_run::sweep_ns(
@@ -269,7 +222,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             );
             dry.sweep(&c.name, loads, measured_cpus.clone(), cost);
         } else {
-            let built = c.family.make(&c.point, mode).map_err(usage)?;
+            let built = c.family.make(&c.point, &ctx).map_err(usage)?;
             for &p in &a.parallel {
                 let at = Plan {
                     parallel: p,
@@ -301,7 +254,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
             db,
             store: !a.no_store,
             label: a.label.clone(),
-            selection: benchmarks.clone(),
+            selection: a.benchmarks.clone(),
             parallel: a.parallel.clone(),
             quick: a.quick,
             planned: (selection.cases.len() - workloads) * a.parallel.len() + workloads,
@@ -331,10 +284,8 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
-    if io_cases {
-        session.note(&touchstone_catalogue::support::io::describe_target(
-            &touchstone_catalogue::support::io::target(),
-        ));
+    for note in selection.run_notes(&ctx) {
+        session.note(&note);
     }
     if !unmeasured_cpus.is_empty() {
         session.note(&format!(
@@ -351,7 +302,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         &mut session,
         &selection,
         &a.parallel,
-        mode,
+        &ctx,
         &mut plan,
         &settings,
         &unmeasured_cpus,
@@ -367,7 +318,7 @@ fn measure_all(
     session: &mut Session,
     selection: &Selection,
     parallel: &[u32],
-    mode: Mode,
+    ctx: &RunContext,
     plan: &mut Plan,
     settings: &SweepSettings,
     unmeasured_cpus: &[u32],
@@ -383,7 +334,7 @@ fn measure_all(
             let built = if failpoint("build_case", builds) {
                 Err("failpoint build_case".to_string())
             } else {
-                case.family.make_workload(&case.point, mode)
+                case.family.make_workload(&case.point, ctx)
             };
             match built {
                 Ok(mut w) => {
@@ -415,7 +366,7 @@ fn measure_all(
             let built = if failpoint("build_case", builds) {
                 Err("failpoint build_case".to_string())
             } else {
-                case.family.make(&case.point, mode)
+                case.family.make(&case.point, ctx)
             };
             let mut built = match built {
                 Ok(b) => b,
@@ -434,7 +385,7 @@ fn measure_all(
                 &built.shape,
                 baseline,
                 plan,
-                case.family.annotate,
+                &|m| case.family.annotate(m, ctx),
             )?;
         }
     }

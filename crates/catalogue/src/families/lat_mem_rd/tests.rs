@@ -278,13 +278,13 @@ fn a_level_not_confirmed_keeps_its_name_and_no_number() {
 fn stride_larger_than_set_is_refused() {
     let sel = crate::select(
         &["lat_mem_rd/stride:512/size:512".into()],
-        Mode::default(),
+        &RunContext::default(),
         1,
     )
     .unwrap();
     assert!(sel.cases[0]
         .family
-        .make(&sel.cases[0].point, Mode::default())
+        .make(&sel.cases[0].point, &RunContext::default())
         .is_ok());
     let p = Point(vec![
         (
@@ -302,14 +302,14 @@ fn stride_larger_than_set_is_refused() {
             },
         ),
     ]);
-    assert!(build(&p, Mode::default()).is_err());
+    assert!(build(&p, &RunContext::default()).is_err());
 }
 
 #[test]
 fn too_large_a_working_set_is_refused_in_build() {
     let sel = crate::select(
         &["lat_mem_rd/stride:64/size:64g".into()],
-        Mode::default(),
+        &RunContext::default(),
         1,
     )
     .unwrap();
@@ -317,7 +317,7 @@ fn too_large_a_working_set_is_refused_in_build() {
     if avail < 64 << 30 {
         let e = sel.cases[0]
             .family
-            .make(&sel.cases[0].point, Mode::default())
+            .make(&sel.cases[0].point, &RunContext::default())
             .err()
             .expect("refused");
         assert!(e.contains("MemAvailable"), "{e}");
@@ -351,7 +351,7 @@ fn real_curve_rises_past_l1() {
     // Up to three attempts: a shared VM can stall a whole case.
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let ms = measure_spec(&spec, &plan, Mode::default()).unwrap();
+        let ms = measure_spec(&spec, &plan, &RunContext::default()).unwrap();
         let c = curve(&ms, "rand_page");
         assert_eq!(c.len(), sizes.len());
         let inside = c[0].1.max(c[1].1);

@@ -102,7 +102,7 @@ fn the_dialects_differ_only_where_declared() {
 fn scale_zero_and_a_missing_server_are_refused() {
     let e = Oltp::new(0, Engine::Sqlite, false).err().unwrap();
     assert!(e.contains("scale:0"), "{e}");
-    let e = crate::select(&["oltp/scale:0".to_string()], Mode::default(), 1)
+    let e = crate::select(&["oltp/scale:0".to_string()], &RunContext::default(), 1)
         .err()
         .unwrap()
         .to_string();
@@ -178,22 +178,25 @@ fn postgres_runs_the_same_mix_in_its_own_schema_and_refuses_bad_input() {
         ["0"]
     );
 
-    // Through the family, as the command line builds it.
-    set_postgres_url(Some(pg.url("postgres")));
-    let sel = crate::select(&["oltp/engine:postgres".to_string()], Mode::default(), 1).unwrap();
-    assert!(sel.cases[0]
-        .family
-        .make_workload(&sel.cases[0].point, Mode::default())
-        .is_ok());
+    // Through the family, as the command line builds it: `--postgres`
+    // makes postgres the engine of an oltp that names none.
+    let with_url = |url: String| RunContext::default().with(&POSTGRES, url);
+    let ctx = with_url(pg.url("postgres"));
+    let sel = crate::select(&["oltp".to_string()], &ctx, 1).unwrap();
+    assert_eq!(sel.cases.len(), 1);
+    assert!(
+        sel.cases[0].name.contains("engine:postgres"),
+        "{}",
+        sel.cases[0].name
+    );
+    let build = |ctx: &RunContext| sel.cases[0].family.make_workload(&sel.cases[0].point, ctx);
+    assert!(build(&ctx).is_ok());
+    let named = crate::select(&["oltp/engine:sqlite".to_string()], &ctx, 1).unwrap();
+    assert!(named.cases[0].name.contains("engine:sqlite"));
 
     // A user without the right to create a schema.
     pg.sql("CREATE ROLE weakling LOGIN");
-    set_postgres_url(Some(pg.url("weakling")));
-    let e = sel.cases[0]
-        .family
-        .make_workload(&sel.cases[0].point, Mode::default())
-        .err()
-        .unwrap();
+    let e = build(&with_url(pg.url("weakling"))).err().unwrap();
     assert!(
         e.contains("cannot create a schema") && e.contains("weakling"),
         "{e}"
@@ -203,19 +206,9 @@ fn postgres_runs_the_same_mix_in_its_own_schema_and_refuses_bad_input() {
         "host={} port=1 user=postgres dbname=postgres",
         pg.socket_dir().display()
     );
-    set_postgres_url(Some(nowhere));
-    let e = sel.cases[0]
-        .family
-        .make_workload(&sel.cases[0].point, Mode::default())
-        .err()
-        .unwrap();
+    let e = build(&with_url(nowhere)).err().unwrap();
     assert!(e.contains("cannot connect"), "{e}");
-    set_postgres_url(None);
-    let e = sel.cases[0]
-        .family
-        .make_workload(&sel.cases[0].point, Mode::default())
-        .err()
-        .unwrap();
+    let e = build(&RunContext::default()).err().unwrap();
     assert!(e.contains("--postgres"), "{e}");
     assert!(pg.touchstone_schemas().is_empty());
 }
