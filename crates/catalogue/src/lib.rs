@@ -2,8 +2,10 @@
 //! with its self-description (`FAMILY`), registered by one line, its module
 //! in `families/mod.rs`, from which the build script makes the `FAMILIES`
 //! table. `list`, help and the docs are generated from the table; `select`
-//! turns what the user typed into concrete cases. What the families share
-//! lives in `support/`.
+//! turns what the user typed into concrete cases, and each case is built
+//! for the run's `RunContext` (quick mode, the run options its family
+//! declares). What the families share lives in `support/`; the families
+//! themselves are reached only through the table.
 
 pub mod app;
 mod families;
@@ -41,5 +43,22 @@ mod tests {
         for (f, module) in FAMILIES.iter().zip(MODULES) {
             assert_eq!(f.name, *module);
         }
+    }
+
+    /// docs/writing-a-benchmark.md lists every module of support/, so a
+    /// newcomer finds what is shared before writing it again.
+    #[test]
+    fn the_guide_lists_every_support_module() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let guide =
+            std::fs::read_to_string(root.join("../../docs/writing-a-benchmark.md")).unwrap();
+        let mut missing = Vec::new();
+        for e in std::fs::read_dir(root.join("src/support")).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if name != "mod.rs" && !guide.contains(&format!("    {name} ")) {
+                missing.push(name);
+            }
+        }
+        assert!(missing.is_empty(), "not in the guide's map: {missing:?}");
     }
 }

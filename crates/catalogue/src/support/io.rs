@@ -1,11 +1,14 @@
-//! What the file and disk I/O families (`io`, `io_copy`) share: where they
-//! write (the scratch directory, `--dir`, or a whole block device named
-//! twice), which file system and device that is, the test file (created and
-//! unlinked at once, so nothing outlives the process even on SIGKILL), the
-//! fixed seeded offset sequences (one sequence on every machine, seed 004),
-//! the sync modes and their open flags, the page-cache probe behind the
-//! "measures memory" warning, dropping the page cache, per-operation
-//! latency, and the io_uring submission path for queue depths beyond one.
+//! What the file and disk I/O families (`io`, `io_copy`, `io_load`) share:
+//! the run options that say where they write (`--dir`, or a whole block
+//! device named twice with `--device` and `--destroy-data-on`;
+//! `--drop-caches`), declared here and checked into a `Target` from the
+//! run's context; which file system and device that is, the test file
+//! (created and unlinked at once, so nothing outlives the process even on
+//! SIGKILL), the fixed seeded offset sequences (one sequence on every
+//! machine, seed 004), the sync modes and their open flags, the page-cache
+//! probe behind the "measures memory" warning, dropping the page cache,
+//! per-operation latency, and the io_uring submission path for queue
+//! depths beyond one.
 
 use std::ffi::CString;
 use std::os::fd::RawFd;

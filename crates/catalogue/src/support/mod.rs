@@ -1,10 +1,13 @@
 //! The mechanisms benchmark families share, kept apart from the families
-//! (`crate::families` holds only families): system calls and errors, where
-//! processes run, loopback sockets, the ping-pong and one-way engines of
-//! the communication families, memory buffers and the pointer chase of the
-//! memory families, cache-level detection, scratch files, what uses a
-//! block device (the guard of `io --device`), and the web workload's file
-//! set, HTTP parsing and Zipf sampler.
+//! (`crate::families` holds only families, and no family uses another):
+//! system calls and errors, where processes run, loopback sockets, the
+//! ping-pong and one-way engines of the communication families, memory
+//! buffers and the pointer chase of the memory families, cache-level
+//! detection, scratch files and cached file sets, the I/O families' target
+//! and sequences, what uses a block device (the guard of `io --device`),
+//! the real-time families' scheduling, the request/response server, and
+//! the web workload's file set, HTTP parsing and Zipf sampler.
+//! docs/writing-a-benchmark.md lists every module with its subject.
 
 pub mod background_load;
 pub mod block_device;
