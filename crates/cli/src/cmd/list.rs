@@ -29,6 +29,9 @@ struct FamilyInfo {
     /// A workload (measured as a load curve): what one operation is.
     #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
+    /// The run options it honours (`--dir`), as flags.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    options: Vec<String>,
 }
 
 pub fn list(json: bool) -> Result<(), CliError> {
@@ -82,6 +85,7 @@ fn family_infos() -> Vec<FamilyInfo> {
             default_suite: f.default_suite,
             unsupported: (f.unsupported)(),
             workload: f.operation(),
+            options: f.options.iter().map(|o| o.flag()).collect(),
         })
         .collect()
 }
@@ -112,6 +116,9 @@ fn notes(f: &FamilyInfo) -> String {
     }
     if f.parallel.is_some() {
         notes.push("no --parallel".to_string());
+    }
+    if !f.options.is_empty() {
+        notes.push(format!("takes {}", f.options.join(", ")));
     }
     if let Some(u) = &f.unsupported {
         notes.push(format!("unsupported here: {u}"));
