@@ -54,8 +54,20 @@ mod tests {
             std::fs::read_to_string(root.join("../../docs/writing-a-benchmark.md")).unwrap();
         let mut missing = Vec::new();
         for e in std::fs::read_dir(root.join("src/support")).unwrap() {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            if name != "mod.rs" && !guide.contains(&format!("    {name} ")) {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                // A module that is a folder: the folder and each file in it.
+                if !guide.contains(&format!("    {name}/ ")) {
+                    missing.push(format!("{name}/"));
+                }
+                for f in std::fs::read_dir(e.path()).unwrap() {
+                    let file = f.unwrap().file_name().to_string_lossy().into_owned();
+                    if !guide.contains(&format!("      {file} ")) {
+                        missing.push(format!("{name}/{file}"));
+                    }
+                }
+            } else if name != "mod.rs" && !guide.contains(&format!("    {name} ")) {
                 missing.push(name);
             }
         }
