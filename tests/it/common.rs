@@ -95,9 +95,10 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// A prerequisite a test cannot have here (root, a tool): skipped, saying
-/// why; under CI (`CI` set) a failure, never a silent pass.
-pub fn unavailable(why: &str) {
-    assert!(std::env::var_os("CI").is_none(), "CI: {why}");
-    eprintln!("skipped: {why}");
-}
+/// A prerequisite a test cannot have here (root, a tool, a daemon): the
+/// test is recorded as skipped, by name with why, for `./run-tests`'s
+/// totals, and should return; under CI a failure, never a silent pass.
+pub use touchstone_catalogue::testing::skip::missing as unavailable;
+/// What no package gives this machine (a kernel feature): recorded as
+/// skipped, also under CI.
+pub use touchstone_catalogue::testing::skip::not_supported_here;

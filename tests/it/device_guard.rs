@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{is_root, text, unavailable, Sandbox};
+use crate::common::{is_root, not_supported_here, text, unavailable, Sandbox};
 use crate::imports::{document, import_file, stored};
 
 /// Whether loop devices can be made here: root and the tools; if not,
@@ -208,7 +208,9 @@ fn a_disk_whose_partition_is_mounted_is_refused_naming_the_partition() {
         // A kernel built without partition tables cannot show the case;
         // anything else that keeps the partition from appearing is a failure under CI.
         if no_mbr {
-            eprintln!("skipped: this kernel reads no MBR partition tables (CONFIG_MSDOS_PARTITION is not set)");
+            not_supported_here(
+                "this kernel reads no MBR partition tables (CONFIG_MSDOS_PARTITION is not set)",
+            );
         } else {
             unavailable(&format!("losetup -P found no partition on {}", disk.dev));
         }

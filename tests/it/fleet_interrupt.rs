@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{text, unavailable, Sandbox};
 use crate::fleet_ssh::{cannot_run, one_lab, remote_dirs, runs, Lab};
 
 /// The private directories (ssh's sockets) of the fleet run `pid`.
@@ -77,7 +77,7 @@ fn copies_left(lab: &Lab) -> Vec<PathBuf> {
 #[test]
 fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_side() {
     if let Some(why) = cannot_run() {
-        eprintln!("skipped: {why}");
+        unavailable(&why);
         return;
     }
     // Taken before the lab and so released after its Drop.
@@ -118,7 +118,7 @@ fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_sid
 #[test]
 fn a_fleet_run_killed_outright_leaves_no_copy_on_the_host() {
     if let Some(why) = cannot_run() {
-        eprintln!("skipped: {why}");
+        unavailable(&why);
         return;
     }
     let _one = one_lab();

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, Sandbox};
+use crate::common::{measurement_names, text, unavailable, Sandbox};
 
 const PARTITION: &str = "tsq";
 
@@ -331,7 +331,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     let cluster = match Cluster::start() {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("skipped: no single-node Slurm here: {why}");
+            unavailable(&format!("no single-node Slurm here: {why}"));
             return;
         }
     };

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, Sandbox};
+use crate::common::{measurement_names, text, unavailable, Sandbox};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -444,7 +444,7 @@ pub(crate) fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
 #[test]
 fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
     if let Some(why) = cannot_run() {
-        eprintln!("skipped: {why}");
+        unavailable(&why);
         return;
     }
     // Taken before the lab and so released after its Drop.
@@ -615,7 +615,7 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
 #[test]
 fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_running() {
     if let Some(why) = cannot_run() {
-        eprintln!("skipped: {why}");
+        unavailable(&why);
         return;
     }
     // Taken before the lab and so released after its Drop.

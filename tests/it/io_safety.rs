@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, Sandbox};
+use crate::common::{measurement_names, text, unavailable, Sandbox};
 
 /// A tmpfs mounted for one test, unmounted and removed on drop (also when
 /// the test fails).
@@ -23,7 +23,7 @@ impl TmpMount {
     fn new(dir: PathBuf, size: &str, opts: &str) -> Option<TmpMount> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: mounting a tmpfs needs root");
+            unavailable("mounting a tmpfs needs root");
             return None;
         }
         std::fs::create_dir_all(&dir).unwrap();
@@ -34,15 +34,15 @@ impl TmpMount {
         match o {
             Ok(o) if o.status.success() => Some(TmpMount { dir }),
             Ok(o) => {
-                eprintln!(
-                    "skipped: mount refused: {}",
+                unavailable(&format!(
+                    "mount refused: {}",
                     String::from_utf8_lossy(&o.stderr)
-                );
+                ));
                 let _ = std::fs::remove_dir(&dir);
                 None
             }
             Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
+                unavailable(&format!("cannot run mount: {e}"));
                 let _ = std::fs::remove_dir(&dir);
                 None
             }

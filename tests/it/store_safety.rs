@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
-use crate::common::{quick_run, stored_runs, text, Sandbox};
+use crate::common::{quick_run, stored_runs, text, unavailable, Sandbox};
 
 /// The one document `show --json` prints for `spec`.
 fn shown_run(s: &Sandbox, spec: &str) -> Value {
@@ -57,14 +57,14 @@ impl Mount {
                 point: point.to_path_buf(),
             }),
             Ok(o) => {
-                eprintln!(
-                    "skipped: mount {args:?} failed: {}",
+                unavailable(&format!(
+                    "mount {args:?} failed: {}",
                     String::from_utf8_lossy(&o.stderr).trim()
-                );
+                ));
                 None
             }
             Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
+                unavailable(&format!("cannot run mount: {e}"));
                 None
             }
         }
@@ -73,7 +73,7 @@ impl Mount {
     /// A tmpfs of `size` (e.g. "1m") at `point`, or None, saying why.
     fn tmpfs(point: &Path, size: &str) -> Option<Mount> {
         if !is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
+            unavailable("mounting a tmpfs needs root");
             return None;
         }
         std::fs::create_dir_all(point).unwrap();

@@ -488,9 +488,9 @@ mod tests {
             let m = measure("io/read/pattern:seq/bs:64k/size:1m/mode:direct");
             assert!(page_cache_warning(&m, false).is_none(), "{:?}", m.extra);
         } else {
-            eprintln!(
-                "skipped the direct half: {} refuses O_DIRECT",
-                dir.display()
+            crate::testing::skip::part_not_supported_here(
+                "the direct half",
+                &format!("{} refuses O_DIRECT", dir.display()),
             );
         }
     }

@@ -867,8 +867,8 @@ mod tests {
     /// recorded once; blocks not in the sequence are not touched.
     #[test]
     fn the_ring_writes_each_block_at_its_offset() {
-        if io_uring_refused().is_some() {
-            eprintln!("skipped: io_uring refused here");
+        if let Some(why) = io_uring_refused() {
+            crate::testing::skip::not_supported_here(&why);
             return;
         }
         let bs = 4096usize;
