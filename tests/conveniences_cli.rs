@@ -123,7 +123,7 @@ fn help_shows_examples() {
     for (args, example) in [
         (&["--help"][..], "touchstone run --quick"),
         (&["run", "--help"][..], "touchstone run --dry-run --quick"),
-        (&["app", "--help"][..], "-c 'gzip -k -f big.tar'"),
+        (&["app", "--help"][..], "touchstone app 'gzip -k -f big.tar' 'zstd -k -f big.tar'"),
         (
             &["report", "--help"][..],
             "touchstone report --html report.html",
@@ -355,10 +355,7 @@ fn a_command_past_its_timeout_is_killed_with_everything_it_started() {
 fn several_commands_are_compared_in_one_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
-    let out = touchstone(
-        &db,
-        &["app", "-r", "5", "-c", "sleep 0.02", "-c", "sleep '0.08'"],
-    );
+    let out = touchstone(&db, &["app", "-r", "5", "sleep 0.02", "sleep '0.08'"]);
     let text = all_text(&out);
     assert!(out.status.success(), "{text}");
     assert!(
@@ -382,11 +379,11 @@ fn several_commands_are_compared_in_one_run() {
         .collect();
     assert_eq!(names, ["app/sleep-1", "app/sleep-2"]);
     // Names given per command; a count that does not match is refused.
-    let out = touchstone(&db, &["app", "-n", "a", "-c", "true", "-c", "false"]);
+    let out = touchstone(&db, &["app", "-n", "a", "true", "false"]);
     assert_eq!(out.status.code(), Some(2), "{}", all_text(&out));
-    let out = touchstone(&db, &["app", "-c", "true", "--", "true"]);
+    let out = touchstone(&db, &["app", "true", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", all_text(&out));
-    let out = touchstone(&db, &["app", "-c", "echo 'unbalanced"]);
+    let out = touchstone(&db, &["app", "echo 'unbalanced"]);
     assert_eq!(out.status.code(), Some(2), "{}", all_text(&out));
 }
 

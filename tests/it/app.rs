@@ -112,45 +112,6 @@ fn bad_input_is_refused_before_anything_runs() {
 }
 
 #[test]
-fn setup_and_cleanup_run_around_every_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
-    let input = dir.path().join("input");
-    let log = dir.path().join("log");
-    let setup = format!(
-        "echo x > {0}; echo s >> {1}",
-        input.display(),
-        log.display()
-    );
-    let cleanup = format!("rm {0}; echo c >> {1}", input.display(), log.display());
-    let out = touchstone(
-        &db,
-        &[
-            "app",
-            "--name",
-            "cat-input",
-            "-r",
-            "3",
-            "-w",
-            "2",
-            "--setup",
-            &setup,
-            "--cleanup",
-            &cleanup,
-            "--no-store",
-            "--",
-            "cat",
-            input.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    // 2 warm-up + 3 timed runs, each between a setup and a cleanup.
-    let log = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(log, "s\nc\n".repeat(5));
-    assert!(!input.exists());
-}
-
-#[test]
 fn predict_explains_when_it_cannot_fit() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.sqlite");

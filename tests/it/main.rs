@@ -1,6 +1,7 @@
 //! touchstone's integration tests: one test binary, one module per area.
 
 mod app;
+mod app_hyperfine;
 mod cli;
 mod comm_family;
 mod common;

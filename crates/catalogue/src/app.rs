@@ -9,7 +9,10 @@
 //! `app/NAME` (group `app`, unit ns: lower is better), so `show`, `report`
 //! and `compare` treat it like any benchmark. The CLI parses the command
 //! line into an `AppSpec`; `AppSpec::check` turns it into a case ready to
-//! measure, before anything runs.
+//! measure, before anything runs. Around the runs, untimed shell commands
+//! as hyperfine places them: `setup` once before the runs (warm-ups
+//! included), `prepare` before and `conclude` after every run, `cleanup`
+//! once after the last timed run.
 //!
 //! Why not fork: a fork copies the benchmark process's page tables and makes
 //! every page it then writes a copy-on-write fault, all inside the timed
@@ -41,9 +44,15 @@ pub struct AppSpec {
     pub command: Vec<String>,
     /// The NAME of `app/NAME`; the program's file name when absent.
     pub name: Option<String>,
-    /// Shell commands run (untimed) before and after each timed run.
+    /// Shell commands run untimed once before all runs (warm-ups
+    /// included) and once after the last timed run (hyperfine's --setup
+    /// and --cleanup).
     pub setup: Option<String>,
     pub cleanup: Option<String>,
+    /// Shell commands run untimed before and after every run (hyperfine's
+    /// --prepare and --conclude).
+    pub prepare: Option<String>,
+    pub conclude: Option<String>,
     /// Let the program's output through instead of discarding it.
     pub show_output: bool,
     /// Untimed runs before the timed ones (at least 1).
@@ -98,6 +107,12 @@ impl AppSpec {
             argv,
             setup: self.setup.as_deref().map(shell).transpose()?,
             cleanup: self.cleanup.as_deref().map(shell).transpose()?,
+            prepare: self.prepare.as_deref().map(shell).transpose()?,
+            conclude: self.conclude.as_deref().map(shell).transpose()?,
+            intervals: 0,
+            // The plan's one warm-up interval (no warm-up time, fixed
+            // iterations: exactly one) and its timed intervals.
+            last_interval: 1 + self.plan().repetitions as u64,
             show_output: self.show_output,
             timeout: self.timeout,
             extra_warmups: self.warmup - 1,
@@ -109,11 +124,15 @@ impl AppSpec {
         };
         let mut params = BTreeMap::new();
         params.insert("command".to_string(), self.command.join(" "));
-        if let Some(s) = &self.setup {
-            params.insert("setup".to_string(), s.clone());
-        }
-        if let Some(c) = &self.cleanup {
-            params.insert("cleanup".to_string(), c.clone());
+        for (key, cmd) in [
+            ("setup", &self.setup),
+            ("prepare", &self.prepare),
+            ("conclude", &self.conclude),
+            ("cleanup", &self.cleanup),
+        ] {
+            if let Some(c) = cmd {
+                params.insert(key.to_string(), c.clone());
+            }
         }
         if self.timeout == Some(Duration::ZERO) {
             return Err("--timeout 0: give a positive duration (e.g. 30s)".into());
@@ -159,6 +178,12 @@ pub struct AppBench {
     argv: Vec<CString>,
     setup: Option<Vec<CString>>,
     cleanup: Option<Vec<CString>>,
+    prepare: Option<Vec<CString>>,
+    conclude: Option<Vec<CString>>,
+    /// Intervals concluded so far, and the last one the plan makes: after
+    /// it, `cleanup` runs.
+    intervals: u64,
+    last_interval: u64,
     show_output: bool,
     timeout: Option<Duration>,
     /// Untimed runs to make in `setup`, on top of the harness's one warm-up
@@ -228,6 +253,22 @@ impl AppBench {
         }
         times.sort_by(f64::total_cmp);
         Ok(times[times.len() / 2])
+    }
+
+    /// Run the `what` command (setup, prepare, …) if one was given.
+    fn run_around(
+        &mut self,
+        what: &str,
+        cmd: fn(&mut Self) -> &mut Option<Vec<CString>>,
+    ) -> Fallible {
+        match cmd(self).take() {
+            Some(c) => {
+                let r = self.run_shell(what, &c);
+                *cmd(self) = Some(c);
+                r
+            }
+            None => Ok(()),
+        }
     }
 
     fn run_shell(&mut self, what: &str, cmd: &[CString]) -> Fallible {
@@ -337,8 +378,9 @@ fn shell_text(cmd: &[CString]) -> String {
 }
 
 impl Benchmark for AppBench {
-    /// Untimed: open /dev/null, build execv's argument array, then the
-    /// warm-up runs beyond the harness's own one.
+    /// Untimed: open /dev/null, build execv's argument array, measure the
+    /// launch overhead, then the --setup command and the warm-up runs
+    /// beyond the harness's own one.
     fn setup(&mut self, _ctx: &Context) -> Fallible {
         self.launcher = Some(Launcher::new()?);
         self.argv_ptrs = self
@@ -348,24 +390,18 @@ impl Benchmark for AppBench {
             .chain(std::iter::once(std::ptr::null()))
             .collect();
         self.launch_overhead_ns = self.measure_launch_overhead()?;
+        self.run_around("setup", |b| &mut b.setup)?;
         for _ in 0..self.extra_warmups {
-            self.prepare(1)?;
+            self.run_around("prepare", |b| &mut b.prepare)?;
             self.one_run()?;
-            self.conclude(1)?;
+            self.run_around("conclude", |b| &mut b.conclude)?;
         }
         Ok(())
     }
 
-    /// Untimed: the --setup command, if any.
+    /// Untimed: the --prepare command, if any.
     fn prepare(&mut self, _n: u64) -> Fallible {
-        match self.setup.take() {
-            Some(cmd) => {
-                let r = self.run_shell("setup", &cmd);
-                self.setup = Some(cmd);
-                r
-            }
-            None => Ok(()),
-        }
+        self.run_around("prepare", |b| &mut b.prepare)
     }
 
     /// Timed: `n` (always 1: fixed iterations) runs of the program, each a
@@ -382,16 +418,16 @@ impl Benchmark for AppBench {
         Ok(())
     }
 
-    /// Untimed: the --cleanup command, if any.
+    /// Untimed: the --conclude command, if any; after the last timed run,
+    /// the --cleanup command too (its failure fails the measurement, as a
+    /// failing run's does).
     fn conclude(&mut self, _n: u64) -> Fallible {
-        match self.cleanup.take() {
-            Some(cmd) => {
-                let r = self.run_shell("cleanup", &cmd);
-                self.cleanup = Some(cmd);
-                r
-            }
-            None => Ok(()),
+        self.run_around("conclude", |b| &mut b.conclude)?;
+        self.intervals += 1;
+        if self.intervals == self.last_interval {
+            self.run_around("cleanup", |b| &mut b.cleanup)?;
         }
+        Ok(())
     }
 
     fn cleanup(&mut self) {

@@ -32,11 +32,15 @@ Examples:
 
 const APP_EXAMPLES: &str = "\
 Examples:
-  touchstone app -- make -j8             one command, run directly (no shell)
+  touchstone app -- make -j8             one program and its words after --, run directly
+  touchstone app 'gzip -k -f big.tar' 'zstd -k -f big.tar'
+                                         several commands compared in one run, as hyperfine
   touchstone app -r 21 --timeout 10m -- ./reco --events 1000
-  touchstone app -c 'gzip -k -f big.tar' -c 'zstd -k -f big.tar'
-                                         several commands compared in one run
-  touchstone app --setup 'sync' -n cold-read -- cat big.file
+  touchstone app --prepare 'sync' -n cold-read -- cat big.file
+                                         an untimed command before every run
+  touchstone app -s 'make' -c 'make clean' -- ./bench
+                                         once before and once after all the runs
+  touchstone app 'sleep 0.1' --export-json t.json --export-markdown t.md
   touchstone app --show-output -- ./simulate   let the program's output through";
 
 const REPORT_EXAMPLES: &str = "\
@@ -210,44 +214,74 @@ pub enum RunsAction {
     },
 }
 
+/// `app`'s options carry hyperfine's names where hyperfine has the same
+/// thing (`-p/--prepare`, `-s/--setup`, `-c/--cleanup`, `--conclude`,
+/// `-n/--command-name`, `-r/--runs`, `--export-json`, `--export-markdown`,
+/// commands as arguments); touchstone's own spellings stay as aliases
+/// where they mean the same (`--name`, `--repetitions`, `--command`).
 #[derive(Args, Debug)]
 pub struct AppArgs {
+    /// Commands to time, each one string split into words as a shell would
+    /// (quotes respected; no globbing, variables or pipes) and run directly,
+    /// as hyperfine -N: `touchstone app 'gzip -k big' 'zstd -k big'`. For a
+    /// pipeline, time `sh -c '…'`.
+    #[arg(value_name = "COMMAND")]
+    pub commands: Vec<String>,
+    /// A command to time, given as an option (repeatable): the same as
+    /// giving it as an argument; not both ways at once.
+    #[arg(long = "command", value_name = "CMD", conflicts_with = "commands")]
+    pub command_options: Vec<String>,
     /// The measurement is stored as `app/NAME` (default: the program's file
-    /// name). With several commands, give one --name per command, in order.
-    #[arg(short, long)]
+    /// name). With several commands, give one per command, in order.
+    #[arg(short, long, visible_alias = "command-name", value_name = "NAME")]
     pub name: Vec<String>,
-    /// Timed runs (the median is reported).
-    #[arg(short = 'r', long, value_name = "R")]
+    /// Timed runs of each command (the median is reported).
+    #[arg(short = 'r', long, visible_alias = "runs", value_name = "R")]
     pub repetitions: Option<u32>,
     /// Untimed runs before the timed ones (at least 1).
     #[arg(short = 'w', long, value_name = "K", default_value = "1")]
     pub warmup: u32,
-    /// A shell command run, untimed, before every run (e.g. to restore input files).
+    /// A shell command run, untimed, before every run of the command,
+    /// warm-ups included (e.g. to restore its input files). Once for all
+    /// commands, or once per command, in order (as hyperfine's --prepare).
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Vec<String>,
+    /// A shell command run, untimed, after every run (hyperfine's
+    /// --conclude). Once for all commands, or once per command.
     #[arg(long, value_name = "CMD")]
-    pub setup: Option<String>,
-    /// A shell command run, untimed, after every run (e.g. to remove output files).
-    #[arg(long, value_name = "CMD")]
-    pub cleanup: Option<String>,
+    pub conclude: Vec<String>,
+    /// A shell command run once before each command's runs (warm-ups
+    /// included), as hyperfine's --setup (e.g. to build what is timed).
+    /// Once for all commands, or once per command.
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Vec<String>,
+    /// A shell command run once after each command's timed runs, as
+    /// hyperfine's --cleanup (e.g. to remove what they made); not run when
+    /// a run fails. Once for all commands, or once per command.
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Vec<String>,
+    /// Write the results as hyperfine's JSON export (times in seconds:
+    /// mean, stddev, median, user, system, min, max, every timed run).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write the results as hyperfine's Markdown table (mean ± standard
+    /// deviation, min, max, relative to the fastest mean).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Accepted for hyperfine's sake (its --shell=none): commands always
+    /// run directly, without a shell.
+    #[arg(short = 'N')]
+    pub no_shell: bool,
     /// Let the command's standard output and error through (default: both
     /// discarded, as hyperfine does; a failing command's status is still reported).
     #[arg(long)]
     pub show_output: bool,
     /// Kill a run of the command (with everything it started) that takes
     /// longer than this, and fail the measurement (e.g. 30s, 10m, 2h).
-    /// Applies to --setup and --cleanup too. Default: no limit.
+    /// Applies to the --prepare, --conclude, --setup and --cleanup commands
+    /// too. Default: no limit.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
-    /// A command to time, as one string split into words as a shell would
-    /// (quotes respected; no globbing, variables or pipes), run directly.
-    /// Repeat to compare several commands in one run, as hyperfine does;
-    /// for a pipeline, time `sh -c '…'`.
-    #[arg(
-        short = 'c',
-        long = "command",
-        value_name = "CMD",
-        conflicts_with = "command"
-    )]
-    pub commands: Vec<String>,
     /// A label for the run ("node-7 after BIOS update").
     #[arg(short, long)]
     pub label: Option<String>,
@@ -257,13 +291,10 @@ pub struct AppArgs {
     /// Measure without storing.
     #[arg(long)]
     pub no_store: bool,
-    /// The command and its arguments, after `--` (run directly, not through a shell).
-    #[arg(
-        last = true,
-        value_name = "COMMAND",
-        required_unless_present = "commands"
-    )]
-    pub command: Vec<String>,
+    /// One program and its arguments as separate words, after `--` (run
+    /// directly, nothing split): `touchstone app -- ./reco --events 1000`.
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    pub argv: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -544,6 +575,38 @@ pub struct FleetReportArgs {
     /// The wide layout for the side-by-side tables (one row per host).
     #[arg(long)]
     pub wide: bool,
+}
+
+/// clap's error for an option it does not know, without its tip to pass
+/// the option "as a value" after `--`: after `--`, `app` runs a program
+/// and `run` reads benchmark names, so the tip would mislead. An option
+/// `app` lacks gets a tip naming the hyperfine options it has.
+pub fn explain(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let mut tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips.clone(),
+        _ => Vec::new(),
+    };
+    tips.retain(|t| !t.to_string().contains("as a value, use"));
+    let in_app = matches!(e.get(ContextKind::Usage),
+        Some(ContextValue::StyledStr(u)) if u.to_string().contains("touchstone app "));
+    if in_app {
+        tips.push(
+            "app takes these of hyperfine's options: -w/--warmup, -r/--runs, -p/--prepare, \
+             --conclude, -s/--setup, -c/--cleanup, -n/--command-name, -N, --show-output, \
+             --export-json, --export-markdown (touchstone app --help)"
+                .into(),
+        );
+    }
+    if tips.is_empty() {
+        e.remove(ContextKind::Suggested);
+    } else {
+        e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    }
+    e
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub fn main() -> i32 {
     let args = match args::Cli::try_parse() {
         Ok(a) => a,
         Err(e) => {
+            let e = args::explain(e);
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             return code;

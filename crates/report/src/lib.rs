@@ -10,6 +10,7 @@ pub mod curves;
 pub mod families;
 pub mod fleet;
 pub mod html;
+pub mod hyperfine;
 pub mod json;
 pub mod layout;
 pub mod markdown;

@@ -1,47 +1,139 @@
-//! `touchstone app -- COMMAND…` (or `-c 'CMD' -c 'CMD'…`): time whole
-//! programs with the harness's rigour. The benchmark itself is the
+//! `touchstone app 'CMD' 'CMD'…` (hyperfine's form) or `touchstone app --
+//! PROGRAM ARGS…`: time whole programs with the harness's rigour. The benchmark itself is the
 //! catalogue's (`touchstone_catalogue::app`); this command parses, plans,
 //! and measures each command in one run session, so each result is stored
 //! as the measurement `app/NAME` of one run, and the run is finished
 //! (complete, failed with its reason, interrupted) on every path. With
 //! several commands, a summary names the fastest and how many times faster
 //! it ran than each of the others, with the ratio's confidence interval
-//! (as hyperfine's summary does).
+//! (as hyperfine's summary does). `--export-json` and `--export-markdown`
+//! write hyperfine's shapes (`touchstone_report::hyperfine`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use touchstone_analysis::compare::ratio;
 use touchstone_catalogue::app::{AppCase, AppSpec};
 use touchstone_catalogue::params::{Kind, Param};
 use touchstone_harness::plan::{DEFAULT_REPETITIONS, MAX_REPETITIONS};
+use touchstone_report::hyperfine;
+use touchstone_results::store::Store;
 use touchstone_results::units::format_value;
 use touchstone_results::{Measurement, Run, Unit};
 
 use crate::args::AppArgs;
 use crate::error::CliError;
 use crate::option_values;
+use crate::output;
 use crate::session::{Request, Session};
 
 /// The longest --timeout: the harness's own stall limit for a program.
 const MAX_TIMEOUT_NS: u64 = 30 * 24 * 3600 * 1_000_000_000;
 
-/// The commands to time, each as its argument vector: the words after `--`,
-/// or each `--command` string split as a shell splits words.
+/// The commands to time, each as its argument vector: each string given
+/// as an argument (or with --command) split as a shell splits words, or
+/// the words after `--` as they are.
 fn commands(a: &AppArgs) -> Result<Vec<Vec<String>>, CliError> {
-    if a.commands.is_empty() {
-        return Ok(vec![a.command.clone()]);
+    let strings = command_strings(a);
+    match (strings.is_empty(), a.argv.is_empty()) {
+        (true, true) => Err(no_command(a)),
+        (false, false) => Err(CliError::Usage(format!(
+            "both commands as arguments ({}) and a program after `--` ({}): give several \
+             commands as arguments, each one string ('CMD' 'CMD'), or one program and its \
+             words after `--`, not both",
+            strings.join(", "),
+            a.argv.join(" ")
+        ))),
+        (true, false) => Ok(vec![a.argv.clone()]),
+        (false, true) => strings
+            .iter()
+            .map(|c| match shlex::split(c) {
+                Some(words) if !words.is_empty() => Ok(words),
+                Some(_) => Err(CliError::Usage("an empty command ('')".into())),
+                None => Err(CliError::Usage(format!(
+                    "command {c}: unbalanced quotes or a trailing backslash"
+                ))),
+            })
+            .collect(),
     }
-    a.commands
+}
+
+/// The commands given as strings: as arguments, or with --command.
+fn command_strings(a: &AppArgs) -> &[String] {
+    if a.command_options.is_empty() {
+        &a.commands
+    } else {
+        &a.command_options
+    }
+}
+
+fn no_command(a: &AppArgs) -> CliError {
+    let mut message = "no command to time: give each as an argument (touchstone app 'CMD'), \
+                       or one program and its words after `--` (touchstone app -- PROGRAM ARGS)"
+        .to_string();
+    if !a.cleanup.is_empty() {
+        message += &format!(
+            "; -c is --cleanup, as in hyperfine (run once after all the runs), not a command \
+             to time: to time {0}, give {1} as {2}: touchstone app {0}",
+            quoted(&a.cleanup),
+            if a.cleanup.len() == 1 { "it" } else { "each" },
+            if a.cleanup.len() == 1 {
+                "an argument"
+            } else {
+                "arguments"
+            },
+        );
+    }
+    CliError::Usage(message)
+}
+
+fn quoted(commands: &[String]) -> String {
+    commands
         .iter()
-        .map(|c| match shlex::split(c) {
-            Some(words) if !words.is_empty() => Ok(words),
-            Some(_) => Err(CliError::Usage("--command '': an empty command".into())),
-            None => Err(CliError::Usage(format!(
-                "--command {c}: unbalanced quotes or a trailing backslash"
-            ))),
-        })
-        .collect()
+        .map(|c| shlex::try_quote(c).map_or_else(|_| c.clone(), |q| q.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// An option given once for every command or once per command, in order
+/// (hyperfine's rule for --prepare), spread over `n` commands.
+fn per_command(option: &str, given: &[String], n: usize) -> Result<Vec<Option<String>>, CliError> {
+    match given.len() {
+        0 => Ok(vec![None; n]),
+        1 => Ok(vec![Some(given[0].clone()); n]),
+        k if k == n => Ok(given.iter().cloned().map(Some).collect()),
+        k => {
+            let mut message = format!(
+                "{k} --{option} for {n} command{}: give one for all commands, or one per \
+                 command, in order",
+                if n == 1 { "" } else { "s" }
+            );
+            if option == "cleanup" {
+                message += &format!(
+                    " (-c is --cleanup, as in hyperfine; to time several commands, give each \
+                     as an argument: touchstone app {})",
+                    quoted(given)
+                );
+            }
+            Err(CliError::Usage(message))
+        }
+    }
+}
+
+/// A command given as a string that cannot be run, when several were
+/// given: perhaps one command's words were given as separate arguments
+/// (`touchstone app sleep 0.1`). Says how to give them as one.
+fn ambiguity_hint(a: &AppArgs, i: usize, words: &[String]) -> String {
+    let strings = command_strings(a);
+    if strings.len() < 2 || words.len() != 1 || i == 0 {
+        return String::new();
+    }
+    let joined = strings.join(" ");
+    format!(
+        "; each argument is a whole command, as in hyperfine: to time `{joined}`, quote it \
+         (touchstone app {}) or give it after -- (touchstone app -- {joined})",
+        quoted(&[joined.clone()])
+    )
 }
 
 /// One name per command: those given with --name, in order, or each
@@ -112,15 +204,26 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
     }
     let timeout = timeout(a.timeout.as_deref())?;
     let commands = commands(&a)?;
+    let n = commands.len();
     let names = names(&a.name, &commands)?;
+    let setup = per_command("setup", &a.setup, n)?;
+    let prepare = per_command("prepare", &a.prepare, n)?;
+    let conclude = per_command("conclude", &a.conclude, n)?;
+    let cleanup = per_command("cleanup", &a.cleanup, n)?;
+    let store_path = db.clone().unwrap_or_else(Store::default_path);
+    for path in [&a.export_json, &a.export_markdown].into_iter().flatten() {
+        check_export(path, &store_path)?;
+    }
     let specs: Vec<AppSpec> = commands
-        .into_iter()
-        .zip(names)
-        .map(|(command, name)| AppSpec {
-            command,
-            name,
-            setup: a.setup.clone(),
-            cleanup: a.cleanup.clone(),
+        .iter()
+        .enumerate()
+        .map(|(i, command)| AppSpec {
+            command: command.clone(),
+            name: names[i].clone(),
+            setup: setup[i].clone(),
+            prepare: prepare[i].clone(),
+            conclude: conclude[i].clone(),
+            cleanup: cleanup[i].clone(),
             show_output: a.show_output,
             warmup: a.warmup,
             repetitions,
@@ -129,7 +232,11 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
         .collect();
     let mut cases: Vec<AppCase> = specs
         .iter()
-        .map(|s| s.check().map_err(CliError::Usage))
+        .enumerate()
+        .map(|(i, s)| {
+            s.check()
+                .map_err(|e| CliError::Usage(e + &ambiguity_hint(&a, i, &s.command)))
+        })
         .collect::<Result<_, _>>()?;
     let mut plan = specs[0].plan();
 
@@ -157,9 +264,59 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
             break;
         }
     }
+    // Exported only when every command was measured, as hyperfine does,
+    // and after the run is closed, so a file that cannot be written loses
+    // nothing measured.
+    let measured: Vec<Measurement> = session.measurements().to_vec();
+    let all_measured = body.is_ok() && measured.len() == cases.len();
     session.finish(body, a.json, |run| {
         per_run(run, a.warmup, repetitions) + &summary(&run.measurements)
-    })
+    })?;
+    if all_measured {
+        // What hyperfine calls the command: its name when one was given,
+        // else the command line as typed.
+        let strings = command_strings(&a);
+        let exported: Vec<(String, &Measurement)> = measured
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let command = match (a.name.get(i), strings.get(i)) {
+                    (Some(name), _) => name.clone(),
+                    (None, Some(typed)) => typed.clone(),
+                    (None, None) => commands[i].join(" "),
+                };
+                (command, m)
+            })
+            .collect();
+        if let Some(path) = &a.export_json {
+            output::write_file(path, hyperfine::json(&exported).as_bytes(), &store_path)?;
+        }
+        if let Some(path) = &a.export_markdown {
+            output::write_file(path, hyperfine::markdown(&exported).as_bytes(), &store_path)?;
+        }
+    }
+    Ok(())
+}
+
+/// An export file named before anything runs: not the store, not a
+/// directory, in a directory that exists.
+fn check_export(path: &Path, store: &Path) -> Result<(), CliError> {
+    output::refuse_store(path, store)?;
+    let refused = |message: &str| {
+        Err(CliError::File {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        })
+    };
+    if path.is_dir() {
+        return refused("is a directory: name a file for the export");
+    }
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => {
+            refused("its directory does not exist (nothing is made)")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The resource use each benchmark recorded from wait4, under the table.
