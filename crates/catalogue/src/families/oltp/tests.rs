@@ -2,6 +2,7 @@
 //! small database, on SQLite and on a throw-away PostgreSQL server; trials
 //! leave no file, schema or process behind; bad input is refused clearly.
 
+use super::mix::{Dialect, Outcome, STATEMENTS, ST_READ_FOR_UPDATE};
 use super::*;
 use crate::testing::{reaped, short_trial, ThrowawayPostgres};
 use touchstone_harness::workload::run_trial;
