@@ -123,7 +123,10 @@ fn help_shows_examples() {
     for (args, example) in [
         (&["--help"][..], "touchstone run --quick"),
         (&["run", "--help"][..], "touchstone run --dry-run --quick"),
-        (&["app", "--help"][..], "touchstone app 'gzip -k -f big.tar' 'zstd -k -f big.tar'"),
+        (
+            &["app", "--help"][..],
+            "touchstone app 'gzip -k -f big.tar' 'zstd -k -f big.tar'",
+        ),
         (
             &["report", "--help"][..],
             "touchstone report --html report.html",

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::os::fd::FromRawFd;
 
-use touchstone_harness::workload::TrialPlan;
+use touchstone_harness::workload::{TrialOutcome, TrialPlan};
 use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObserver, Plan};
 use touchstone_results::Measurement;
 
@@ -45,6 +45,41 @@ pub fn reaped(pid: i32) -> bool {
             ppid != unsafe { libc::getpid() }
         }
     }
+}
+
+/// What every workload trial owes, whatever the workload: `clients`
+/// clients, each running throughout the window; operations counted in it
+/// (on a busy machine one client may complete none in a short window, so
+/// only their sum) and held by the merged histograms, in the throughput;
+/// ordered quantiles; every process it started reaped.
+pub fn trial_is_sound(o: &TrialOutcome, clients: usize) -> Result<(), String> {
+    let window_ops: u64 = o.clients.iter().map(|c| c.window_ops).sum();
+    let l = o.latency();
+    let wrong = if o.clients.len() != clients {
+        format!("{} clients, {clients} expected", o.clients.len())
+    } else if !o.every_client_ran_through() {
+        format!(
+            "a client did not run through the window {:?}: {:?}",
+            o.window, o.clients
+        )
+    } else if window_ops == 0 || o.ops != window_ops || l.len() != o.ops {
+        format!(
+            "{} operations, {window_ops} counted by the clients, {} in the histograms",
+            o.ops,
+            l.len()
+        )
+    } else if !(o.throughput.is_finite() && o.throughput > 0.0) {
+        format!("throughput {}", o.throughput)
+    } else if !(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99)
+        && l.value_at_quantile(0.99) <= l.max())
+    {
+        "quantiles out of order".to_string()
+    } else if let Some(pid) = o.pids.iter().find(|&&pid| !reaped(pid)) {
+        format!("process {pid} outlived the trial")
+    } else {
+        return Ok(());
+    };
+    Err(wrong)
 }
 
 /// A plan for tests: few, short intervals; the real clock's limits apply.

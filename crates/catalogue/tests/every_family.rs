@@ -5,8 +5,9 @@
 //! allowed, a case runs under three processes; where it is not, asking is
 //! refused with the family's reason. A workload (measured as a load curve,
 //! not as cases) owes instead: every quick case builds its `Workload`, whose
-//! quick sweep plans without error, and `--parallel` is refused. Families
-//! keep only the tests of their own correctness.
+//! quick sweep plans without error and one short trial of which is sound,
+//! and `--parallel` is refused. Families keep only the tests of their own
+//! correctness.
 
 use touchstone_catalogue::testing::{measure_spec, sane, tiny_plan};
 use touchstone_catalogue::{select, Family, Parallel, RunContext, FAMILIES};
@@ -147,20 +148,34 @@ fn one_process(f: &'static Family) -> Result<(), String> {
 }
 
 /// A workload: each quick case builds, names its operation, plans its quick
-/// sweep on this machine, and cannot be built as a case.
+/// sweep on this machine, cannot be built as a case, and runs one short
+/// trial at its smallest quick load that is sound (`trial_is_sound`), in a
+/// child process (a real-time workload locks memory and changes
+/// scheduling).
 fn workload(f: &'static Family) -> Result<(), String> {
-    use touchstone_harness::workload::{cpu::usable_cpus, validate, SweepPlan};
-    let usable = usable_cpus().map_err(|e| e.to_string())?.len();
+    use touchstone_catalogue::testing::{in_child_measuring, short_trial, trial_is_sound};
+    use touchstone_harness::workload::{cpu::usable_cpus, run_trial, validate, SweepPlan};
+    let cpus = usable_cpus().map_err(|e| e.to_string())?;
     let cases = select(&[f.name.to_string()], QUICK, 1)
         .map_err(|e| format!("{}: {e}", f.name))?
         .cases;
     for case in &cases {
-        let w = f.make_workload(&case.point, QUICK)?;
-        let loads = validate(&*w, &SweepPlan::quick(), usable)
+        let mut w = f.make_workload(&case.point, QUICK)?;
+        let loads = validate(&*w, &SweepPlan::quick(), cpus.len())
             .map_err(|e| format!("{}: {e}", case.name))?;
-        if loads.is_empty() || f.operation().is_none() || f.make(&case.point, QUICK).is_ok() {
+        let Some(&load) = loads.iter().min() else {
+            return Err(format!("{}: no load to measure", case.name));
+        };
+        if f.operation().is_none() || f.make(&case.point, QUICK).is_ok() {
             return Err(format!("{}: not a well-formed workload", case.name));
         }
+        let clients = w.clients(load, cpus.len()).clamp(1, load) as usize;
+        in_child_measuring(|| {
+            let o =
+                run_trial(&mut *w, load, &cpus, &short_trial(), 0).map_err(|e| e.to_string())?;
+            trial_is_sound(&o, clients)
+        })
+        .map_err(|e| format!("{}: a trial at load {load}: {e}", case.name))?;
     }
     Ok(())
 }

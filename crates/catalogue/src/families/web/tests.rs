@@ -4,7 +4,7 @@
 use super::*;
 use crate::support::http::{self, parse_response};
 use crate::support::web_files::{content_byte, file_index, file_size, set_bytes};
-use crate::testing::{reaped, short_trial};
+use crate::testing::{short_trial, trial_is_sound};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -175,18 +175,7 @@ fn short() -> TrialPlan {
 }
 
 fn assert_sound(o: &TrialOutcome, w: &Recording, clients: usize) {
-    assert_eq!(o.clients.len(), clients);
-    assert!(o.throughput > 0.0 && o.ops > 0);
-    assert!(
-        o.every_client_ran_through(),
-        "{:?} {:?}",
-        o.window,
-        o.clients
-    );
-    let l = o.latency();
-    assert_eq!(l.len(), o.ops);
-    assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
-    assert!(l.value_at_quantile(0.99) <= l.max());
+    trial_is_sound(o, clients).unwrap();
     assert_eq!(o.histograms.len(), 3);
     // The bytes served: every response is at least a small file's
     // head and body, at most the largest class's file and a head.
@@ -197,9 +186,6 @@ fn assert_sound(o: &TrialOutcome, w: &Recording, clients: usize) {
         o.bytes,
         o.ops
     );
-    for &pid in &o.pids {
-        assert!(reaped(pid), "process {pid} outlived the trial");
-    }
     assert_eq!(w.0.listener, -1, "the listener is released");
     for scratch in &w.1 {
         assert!(
