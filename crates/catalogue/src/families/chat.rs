@@ -45,7 +45,7 @@ use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server;
 use crate::support::sockets::{
-    self, connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay,
+    connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay, TrialListener,
 };
 use crate::support::sys::{self, close};
 
@@ -101,8 +101,7 @@ pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
 pub struct Chat {
     pub rooms: u32,
     pub size: usize,
-    listener: RawFd,
-    port: u16,
+    listener: TrialListener,
 }
 
 impl Chat {
@@ -116,8 +115,7 @@ impl Chat {
         Ok(Chat {
             rooms,
             size,
-            listener: -1,
-            port: 0,
+            listener: TrialListener::NONE,
         })
     }
 
@@ -167,15 +165,11 @@ impl Workload for Chat {
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
-        let (fd, port) = sockets::nonblocking_listener(backlog)?;
-        self.listener = fd;
-        self.port = port;
-        Ok(())
+        self.listener.open(backlog)
     }
 
     fn release(&mut self) {
-        close(self.listener);
-        self.listener = -1;
+        self.listener.close();
     }
 
     fn has_server(&self) -> bool {
@@ -189,7 +183,7 @@ impl Workload for Chat {
         let mut members: Vec<Member> = Vec::with_capacity(ctx.load as usize);
         let result = (|| {
             let mut ids = vec![u32::MAX; ctx.load as usize];
-            let all_came = echo_server::accept_n(self.listener, ctx.load, link, &mut |fd| {
+            let all_came = echo_server::accept_n(self.listener.fd, ctx.load, link, &mut |fd| {
                 members.push(Member::new(fd));
                 // Which client this is (sent at once after connecting).
                 let mut id = [0u8; 4];
@@ -234,7 +228,7 @@ impl Workload for Chat {
         }
         let fd = inet_socket(libc::SOCK_STREAM)?;
         let r = (|| {
-            connect_loopback(fd, self.port)?;
+            connect_loopback(fd, self.listener.port)?;
             set_nodelay(fd)?;
             sys::write_all(fd, &ctx.client.to_ne_bytes())
                 .map_err(|e| BenchError(format!("write: {e}")))?;
@@ -464,7 +458,7 @@ mod tests {
             let o = run_trial(&mut w, load, &cpus, &short_trial(), 0)
                 .unwrap_or_else(|e| panic!("{rooms} rooms, load {load}: {e}"));
             assert_sound(&o, load);
-            assert_eq!(w.listener, -1, "the listener is released");
+            assert_eq!(w.listener.fd, -1, "the listener is released");
             // Closed loop: every member gets about as many messages as its
             // room delivers to each member (one per other member per round).
             let per_client: Vec<u64> = o.clients.iter().map(|c| c.window_ops).collect();

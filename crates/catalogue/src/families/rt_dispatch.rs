@@ -26,6 +26,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use touchstone_harness::scratch::sysv;
+use touchstone_harness::workload::client::Timer;
 use touchstone_harness::workload::{
     Client, ClientContext, Pacing, ServerContext, ServerLink, TrialContext, TrialPlan, Workload,
 };
@@ -456,7 +457,7 @@ impl Workload for RtDispatch {
         let mut rounds = 0u64;
         loop {
             next += self.interval_ns;
-            Monotonic.sleep_until_ns(next);
+            Monotonic.sleep_until(next);
             if self.die_after.is_some_and(|n| rounds >= n) {
                 // SAFETY: the test's sender dies as a crash would.
                 unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
@@ -504,30 +505,6 @@ impl Workload for RtDispatch {
             buf: [0; 80],
             sigs,
         }))
-    }
-}
-
-/// Sleep on CLOCK_MONOTONIC to an absolute time.
-trait SleepUntil {
-    fn sleep_until_ns(&self, t: u64);
-}
-
-impl SleepUntil for Monotonic {
-    fn sleep_until_ns(&self, t: u64) {
-        let ts = libc::timespec {
-            tv_sec: (t / 1_000_000_000) as libc::time_t,
-            tv_nsec: (t % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: an absolute sleep; EINTR retries.
-        while unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        } == libc::EINTR
-        {}
     }
 }
 

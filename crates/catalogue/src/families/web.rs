@@ -52,7 +52,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::multiplex::{share, Multiplexed};
-use crate::support::sockets;
+use crate::support::sockets::{self, TrialListener};
 use crate::support::sys::close;
 use crate::support::web_files::{
     self, check_fits, memory_available, FileChooser, MappedSet, MAX_DIRS,
@@ -153,8 +153,7 @@ pub struct Web {
     /// A quick run: two loads only (`default_loads`).
     pub quick: bool,
     chooser: FileChooser,
-    listener: RawFd,
-    port: u16,
+    listener: TrialListener,
 }
 
 impl Web {
@@ -172,8 +171,7 @@ impl Web {
             rate,
             quick: false,
             chooser: FileChooser::new(dirs, ZIPF_EXPONENT)?,
-            listener: -1,
-            port: 0,
+            listener: TrialListener::NONE,
         })
     }
 
@@ -230,15 +228,11 @@ impl Workload for Web {
         let root = ctx.scratch.join(SET_DIR);
         std::fs::create_dir(&root).map_err(|e| BenchError(format!("{}: {e}", root.display())))?;
         web_files::generate(&root, self.dirs)?;
-        let (fd, port) = listener(ctx.load)?;
-        self.listener = fd;
-        self.port = port;
-        Ok(())
+        self.listener.open(backlog(ctx.load))
     }
 
     fn release(&mut self) {
-        close(self.listener);
-        self.listener = -1;
+        self.listener.close();
     }
 
     fn has_server(&self) -> bool {
@@ -248,7 +242,7 @@ impl Workload for Web {
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
         let set = MappedSet::open(&ctx.scratch.join(SET_DIR), self.dirs)?;
         let log = open_log(&ctx.scratch.join(POST_LOG))?;
-        let result = serve_until(self.listener, &set, log, ctx.cpus.len(), &mut |first| {
+        let result = serve_until(self.listener.fd, &set, log, ctx.cpus.len(), &mut |first| {
             if first {
                 link.ready().map(|_| false)
             } else {
@@ -261,7 +255,7 @@ impl Workload for Web {
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
         // The listener is the server's; this process's copy is not needed.
-        close(self.listener);
+        close(self.listener.fd);
         let mut flows = Vec::new();
         for conn in share(ctx.load, ctx.clients, ctx.client) {
             let seed = ctx.seed ^ (conn as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -278,8 +272,13 @@ impl Workload for Web {
 /// A listening socket on 127.0.0.1 (port chosen by the kernel),
 /// non-blocking for the server's epoll; (descriptor, port).
 pub fn listener(load: u32) -> Fallible<(RawFd, u16)> {
-    // Without keep-alive every request is a connection: a deep queue.
-    sockets::nonblocking_listener((load * 4).clamp(1024, 4096) as libc::c_int)
+    sockets::nonblocking_listener(backlog(load))
+}
+
+/// The listener's queue at `load` connections: without keep-alive every
+/// request is a connection, so a deep one.
+fn backlog(load: u32) -> i32 {
+    (load * 4).clamp(1024, 4096) as i32
 }
 
 /// A workload (measured as a load curve over the spec's `load` ladder and

@@ -83,6 +83,30 @@ pub fn nonblocking_listener(backlog: i32) -> Fallible<(RawFd, u16)> {
     Ok((fd, port))
 }
 
+/// A workload's listener on 127.0.0.1 for the trials of one point: opened
+/// in `prepare`, closed in `release` (and by each client process, which
+/// has no use for its copy); `fd` is -1 when none is open.
+#[derive(Debug)]
+pub struct TrialListener {
+    pub fd: RawFd,
+    pub port: u16,
+}
+
+impl TrialListener {
+    pub const NONE: TrialListener = TrialListener { fd: -1, port: 0 };
+
+    /// Listen (non-blocking, for the server's poll or epoll) with `backlog`.
+    pub fn open(&mut self, backlog: i32) -> Fallible {
+        (self.fd, self.port) = nonblocking_listener(backlog)?;
+        Ok(())
+    }
+
+    pub fn close(&mut self) {
+        sys::close(self.fd);
+        self.fd = -1;
+    }
+}
+
 /// Connect `fd` to 127.0.0.1:`port`. Inline: lat_connect times it.
 #[inline]
 pub fn connect_loopback(fd: RawFd, port: u16) -> Fallible {

@@ -63,7 +63,7 @@ impl<'w> WebFlow<'w> {
 
     pub(super) fn connect(&mut self) -> Fallible {
         self.fd = inet_socket(libc::SOCK_STREAM)?;
-        connect_loopback(self.fd, self.w.port)?;
+        connect_loopback(self.fd, self.w.listener.port)?;
         set_nodelay(self.fd)
     }
 

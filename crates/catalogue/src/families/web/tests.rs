@@ -186,7 +186,7 @@ fn assert_sound(o: &TrialOutcome, w: &Recording, clients: usize) {
         o.bytes,
         o.ops
     );
-    assert_eq!(w.0.listener, -1, "the listener is released");
+    assert_eq!(w.0.listener.fd, -1, "the listener is released");
     for scratch in &w.1 {
         assert!(
             !scratch.exists(),
