@@ -112,17 +112,7 @@ impl Drop for FileSet {
 fn new_unlinked_file(dir: &Path, i: usize, chunk: &[u8], size: usize) -> Fallible<RawFd> {
     let path = dir.join(format!("set.{i}"));
     let c = cstring(&path)?;
-    // SAFETY: a valid path; a new file.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
-            0o600,
-        )
-    };
-    if fd < 0 {
-        return Err(errno(&format!("create {}", path.display())));
-    }
+    let fd = sys::create_new(&path)?;
     // SAFETY: removing the file just made; the descriptor keeps it.
     unsafe { libc::unlink(c.as_ptr()) };
     let mut left = size;

@@ -65,17 +65,7 @@ pub fn close_file(fd: &mut RawFd, name: &mut Option<CString>) {
 fn cached_named_file(ctx: &Context, name: &str, size: usize) -> Fallible<(RawFd, CString)> {
     let path = ctx.scratch.join(format!("{name}.{}", ctx.process));
     let c = cstring(&path)?;
-    // SAFETY: a valid path, a new file.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
-            0o600,
-        )
-    };
-    if fd < 0 {
-        return Err(errno(&format!("create {}", path.display())));
-    }
+    let fd = sys::create_new(&path)?;
     let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251 + 1) as u8).collect();
     let mut left = size;
     while left > 0 {

@@ -8,6 +8,7 @@ use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use touchstone_harness::{BenchError, Fallible};
 
@@ -155,22 +156,32 @@ pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// One read(2) into `buf`, retried on EINTR: the bytes read, 0 at end of
+/// file.
+#[inline]
+pub fn read_some(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: reading into our buffer.
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Fill all of `buf`, retrying short reads and EINTR; end-of-file is an error.
 #[inline]
 pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> io::Result<()> {
     while !buf.is_empty() {
-        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if r == 0 {
+        let n = read_some(fd, buf)?;
+        if n == 0 {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer closed"));
         }
-        buf = &mut buf[r as usize..];
+        buf = &mut buf[n..];
     }
     Ok(())
 }
@@ -181,20 +192,29 @@ pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> io::Result<()> {
 pub fn read_to_eof(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     let mut total = 0;
     loop {
-        // SAFETY: reading into our buffer.
-        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match read_some(fd, buf)? {
+            0 => return Ok(total),
+            n => total += n,
         }
-        if r == 0 {
-            return Ok(total);
-        }
-        total += r as usize;
     }
+}
+
+/// Create the file `path`, which must not exist yet, for reading and
+/// writing by this user only.
+pub fn create_new(path: &Path) -> Fallible<RawFd> {
+    let c = cstring(path)?;
+    // SAFETY: a valid path; a new file.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        return Err(errno(&format!("create {}", path.display())));
+    }
+    Ok(fd)
 }
 
 #[cfg(test)]

@@ -166,6 +166,17 @@ pub fn log_axis(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
     (y0, y1, ticks)
 }
 
+/// The y axis over figures up to `hi`: a log axis fitted to [lo, hi], or
+/// a linear one from 0 with about `want` round ticks; (y0, y1, ticks).
+fn y_axis(log: bool, lo: f64, hi: f64, want: usize) -> (f64, f64, Vec<f64>) {
+    if log {
+        return log_axis(lo, hi);
+    }
+    let t = nice_ticks(0.0, if hi > 0.0 { hi } else { 1.0 }, want);
+    let y1 = t.last().copied().unwrap_or(1.0).max(hi);
+    (0.0, y1, t)
+}
+
 /// Ticks of a linear x axis over whole numbers (process counts, loads):
 /// every x the data hold when there are at most twelve, so each measured
 /// count is labelled; otherwise whole round numbers.

@@ -5,8 +5,8 @@ use std::fmt::Write;
 use touchstone_results::units::format_sig;
 
 use super::{
-    axes, count_ticks, escape, log2_ticks, log_axis, nice_ticks, open_svg, tick_text, x_text,
-    Frame, Series, XAxis, H, W,
+    axes, count_ticks, escape, log2_ticks, open_svg, tick_text, x_text, y_axis, Frame, Series,
+    XAxis, H, W,
 };
 
 /// A line chart, one polyline with point markers per series. `y_div` turns
@@ -39,13 +39,7 @@ pub fn line_chart(
         .fold(f64::INFINITY, f64::min);
     // A log axis only where the figures span more than a factor of ten.
     let ylog = log_y && ymin.is_finite() && ymax > 10.0 * ymin;
-    let (y0, y1, yticks) = if ylog {
-        log_axis(ymin, ymax)
-    } else {
-        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);
-        let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
-        (0.0, y1, t)
-    };
+    let (y0, y1, yticks) = y_axis(ylog, ymin, ymax, 5);
     let f = Frame {
         w: W,
         h: H,

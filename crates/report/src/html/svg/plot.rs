@@ -5,8 +5,8 @@ use std::fmt::Write;
 use touchstone_results::units::format_sig;
 
 use super::{
-    axes, count_ticks, escape, log2_ticks, log_axis, nice_ticks, tick_text, x_text, Frame, XAxis,
-    H, LEFT, RIGHT, TOP, W,
+    axes, count_ticks, escape, log2_ticks, tick_text, x_text, y_axis, Frame, XAxis, H, LEFT, RIGHT,
+    TOP, W,
 };
 
 /// How a layer's line is drawn.
@@ -127,13 +127,7 @@ pub fn plot(p: &Plot) -> String {
         .filter(|v| *v > 0.0)
         .fold(f64::INFINITY, f64::min);
     let ylog = p.log_y && ymin_pos.is_finite() && ys.iter().all(|v| *v > 0.0);
-    let (y0, y1, yticks) = if ylog {
-        log_axis(ymin_pos, ymax)
-    } else {
-        let t = nice_ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 6);
-        let y1 = t.last().copied().unwrap_or(1.0).max(ymax);
-        (0.0, y1, t)
-    };
+    let (y0, y1, yticks) = y_axis(ylog, ymin_pos, ymax, 6);
     let f = Frame {
         w: W,
         h: H,
