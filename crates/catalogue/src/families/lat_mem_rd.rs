@@ -17,7 +17,8 @@ use crate::params::{Kind, Param, Point};
 use touchstone_results::Statistic;
 
 use crate::support::cache_levels::{
-    bytes_text, median, min_of, name_steps, os_caches, steps, Place, SweepPoint, MIN_CONFIDENCE,
+    bytes_text, median, min_of, name_candidates, os_caches, steps, Place, SweepPoint,
+    MIN_CONFIDENCE,
 };
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
@@ -232,20 +233,13 @@ pub fn derive_from(
                 && (!reported.is_empty() || why[i].is_none())
         })
         .collect();
-    let candidate_sizes: Vec<u64> = candidates.iter().map(|&i| found[i].size).collect();
-    let mut names: Vec<Option<u32>> = vec![None; found.len()];
-    for (&i, name) in candidates
-        .iter()
-        .zip(name_steps(&candidate_sizes, &reported))
-    {
-        names[i] = name;
-        if name.is_none() && why[i].is_none() {
-            why[i] = Some(format!(
-                "the OS reports {} levels, and the steps matched to them lie nearer",
-                reported.len()
-            ));
-        }
-    }
+    let names = name_candidates(
+        &candidates,
+        |i| found[i].size,
+        &reported,
+        "the OS",
+        &mut why,
+    );
     let mut out = Vec::new();
     let mut not_detected: Vec<String> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();

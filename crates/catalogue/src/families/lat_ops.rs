@@ -9,8 +9,8 @@ use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
-use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
+use crate::params::Point;
+use crate::support::ops::{kernel, x86_64_only, Kernel, OP};
 
 /// Runs a kernel `n` times; what `lat_ops` and `par_ops` time.
 pub struct Ops {
@@ -41,21 +41,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "op",
-        help: "type and operation",
-        kind: Kind::Choice(NAMES),
-        default: NAMES,
-        quick: &[
-            "int64_add",
-            "int64_mul",
-            "int64_div",
-            "double_add",
-            "double_mul",
-            "double_div",
-        ],
-        positional: true,
-    }],
+    params: &[OP],
     unsupported: x86_64_only,
     ..Family::new(
         "lat_ops",

@@ -10,8 +10,8 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
 use crate::family::{derived, Built, Family, Parallel, RunContext};
-use crate::params::{Kind, Param, Point};
-use crate::support::ops::{kernel, x86_64_only, Kernel, NAMES};
+use crate::params::Point;
+use crate::support::ops::{kernel, x86_64_only, Kernel, OP};
 
 pub struct ParOps {
     one: Kernel,
@@ -99,21 +99,7 @@ pub fn parallelism(latency_ns: f64, overlapped_ns: f64) -> f64 {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "op",
-        help: "type and operation",
-        kind: Kind::Choice(NAMES),
-        default: NAMES,
-        quick: &[
-            "int64_add",
-            "int64_mul",
-            "int64_div",
-            "double_add",
-            "double_mul",
-            "double_div",
-        ],
-        positional: true,
-    }],
+    params: &[OP],
     parallel: Parallel::No("parallelism within one processor; other processes only share it"),
     unsupported: x86_64_only,
     derive: Some(derive),

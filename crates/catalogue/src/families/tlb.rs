@@ -16,7 +16,7 @@ use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 use crate::family::{derived, not_detected_level, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{
-    grid_steps_apart, min_of, name_steps, os_caches, os_line_bytes, steps, Place, SweepPoint,
+    grid_steps_apart, min_of, name_candidates, os_caches, os_line_bytes, steps, Place, SweepPoint,
     MIN_CONFIDENCE,
 };
 use crate::support::cpuid_tlb::{reported_tlbs, Tlb};
@@ -133,20 +133,7 @@ pub fn derive_from(
     let candidates: Vec<usize> = (0..found.len())
         .filter(|&i| !is_cache[i] && (!reported.is_empty() || why[i].is_none()))
         .collect();
-    let candidate_sizes: Vec<u64> = candidates.iter().map(|&i| found[i].size).collect();
-    let mut names: Vec<Option<u32>> = vec![None; found.len()];
-    for (&i, name) in candidates
-        .iter()
-        .zip(name_steps(&candidate_sizes, &reported))
-    {
-        names[i] = name;
-        if name.is_none() && why[i].is_none() {
-            why[i] = Some(format!(
-                "{source} reports {} levels, and the steps matched to them lie nearer",
-                reported.len()
-            ));
-        }
-    }
+    let names = name_candidates(&candidates, |i| found[i].size, &reported, source, &mut why);
     let reported_key = format!("{source}_entries");
     let mut out: Vec<Measurement> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();

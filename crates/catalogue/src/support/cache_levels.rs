@@ -351,6 +351,32 @@ pub fn steps(
         .collect()
 }
 
+/// The level of each found step, by `name_steps` over the `candidates`
+/// (indices of the steps that may be a level; `size_of` gives a step's
+/// size), None for the others; a candidate left without a level and
+/// without a reason already in `why` gets one: `source` reports that many
+/// levels and the steps matched to them lie nearer.
+pub fn name_candidates(
+    candidates: &[usize],
+    size_of: impl Fn(usize) -> u64,
+    reported: &[(u32, u64)],
+    source: &str,
+    why: &mut [Option<String>],
+) -> Vec<Option<u32>> {
+    let sizes: Vec<u64> = candidates.iter().map(|&i| size_of(i)).collect();
+    let mut names: Vec<Option<u32>> = vec![None; why.len()];
+    for (&i, name) in candidates.iter().zip(name_steps(&sizes, reported)) {
+        names[i] = name;
+        if name.is_none() && why[i].is_none() {
+            why[i] = Some(format!(
+                "{source} reports {} levels, and the steps matched to them lie nearer",
+                reported.len()
+            ));
+        }
+    }
+    names
+}
+
 /// The level each step stands for. Where the machine reports its levels
 /// (`reported`: level and size, sorted, from sysfs or cpuid), each step
 /// (`sizes`, sorted) goes to the reported level nearest it on a log scale;
