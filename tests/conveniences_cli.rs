@@ -4,35 +4,20 @@
 //! `show --format`, and `app`'s --timeout, several commands per call and
 //! discarded output. Stored runs are synthesised into a temporary database.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/synth.rs"]
 mod synth;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
+use cli::{ok, touchstone};
 use serde_json::Value;
 use synth::{measurement, noisy, run, Rng};
 use touchstone_results::store::{Open, Store};
 use touchstone_results::Unit;
-
-fn touchstone(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchstone"))
-        .args(args)
-        .env("TOUCHSTONE_DB", db)
-        .output()
-        .expect("touchstone runs")
-}
-
-fn ok(db: &Path, args: &[&str]) -> String {
-    let out = touchstone(db, args);
-    assert!(
-        out.status.success(),
-        "touchstone {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn all_text(o: &Output) -> String {
     format!(

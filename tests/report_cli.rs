@@ -4,35 +4,20 @@
 //! ratios, significance marks, indices, exports, the HTML page in a real
 //! headless browser, and the bad-input cases.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/synth.rs"]
 mod synth;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use cli::{ok, touchstone};
 use serde_json::Value;
 use synth::{measurement, noisy, run, usl_curve, Rng};
 use touchstone_catalogue::testing::skip;
 use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
-
-fn touchstone(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchstone"))
-        .args(args)
-        .env("TOUCHSTONE_DB", db)
-        .output()
-        .expect("touchstone runs")
-}
-
-fn ok(db: &Path, args: &[&str]) -> String {
-    let out = touchstone(db, args);
-    assert!(
-        out.status.success(),
-        "touchstone {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn fails(db: &Path, args: &[&str]) -> String {
     let out = touchstone(db, args);
