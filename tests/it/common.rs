@@ -102,3 +102,80 @@ pub use touchstone_catalogue::testing::skip::missing as unavailable;
 /// What no package gives this machine (a kernel feature): recorded as
 /// skipped, also under CI.
 pub use touchstone_catalogue::testing::skip::not_supported_here;
+
+/// A pseudo-terminal pair: the child gets `slave` as a standard stream,
+/// the test reads or types through `master`.
+pub struct Terminal {
+    pub master: std::fs::File,
+    pub slave: std::fs::File,
+}
+
+impl Terminal {
+    pub fn open() -> Terminal {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the standard sequence for a new pseudo-terminal pair;
+        // each call is checked and the master descriptor is owned below.
+        unsafe {
+            let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(fd >= 0, "posix_openpt");
+            assert_eq!(libc::grantpt(fd), 0);
+            assert_eq!(libc::unlockpt(fd), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+            let slave = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(name)
+                .unwrap();
+            Terminal {
+                master: std::fs::File::from_raw_fd(fd),
+                slave,
+            }
+        }
+    }
+
+    /// Say the terminal is `columns` wide (and 24 rows), as its window would.
+    pub fn set_columns(&self, columns: u16) {
+        use std::os::fd::AsRawFd;
+        let size = libc::winsize {
+            ws_row: 24,
+            ws_col: columns,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ reads one winsize from a valid pointer.
+        let r = unsafe { libc::ioctl(self.slave.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+        assert_eq!(r, 0, "TIOCSWINSZ");
+    }
+
+    /// Run `args` with this terminal as standard output and return what it
+    /// printed there (line ends as written, the terminal's \r removed).
+    pub fn printed(self, s: &Sandbox, args: &[&str]) -> String {
+        use std::io::Read;
+        let mut child = s
+            .cmd()
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(self.slave)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The last descriptor of the slave side closes with the child, and
+        // reading the master then ends (EIO on Linux).
+        let mut master = self.master;
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+            }
+            out
+        });
+        assert!(child.wait().unwrap().success());
+        String::from_utf8_lossy(&reader.join().unwrap()).replace('\r', "")
+    }
+}

@@ -5,7 +5,7 @@
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Output, Stdio};
 
-use crate::common::{quick_run, text, Sandbox};
+use crate::common::{quick_run, text, Sandbox, Terminal};
 
 /// Run `args` with standard output a pipe whose reading end is already
 /// closed, so that the first write fails with EPIPE (as `| head` does once
@@ -88,4 +88,33 @@ fn a_standard_output_that_cannot_be_written_is_an_error() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A pseudo-terminal that reports 0 columns (some consoles and CI runners
+/// do) collapsed every table to one character per column; 0 now means
+/// "unknown", as 80 columns.
+#[test]
+fn a_terminal_that_reports_no_width_gets_tables_80_columns_wide() {
+    let s = Sandbox::new();
+    let id = quick_run(&s, "narrow");
+    let widest_table_line = |printed: &str| {
+        printed
+            .lines()
+            .filter(|l| l.starts_with('│') || l.starts_with('┌'))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or_else(|| panic!("no table in {printed}"))
+    };
+    let zero = Terminal::open();
+    zero.set_columns(0);
+    let printed = zero.printed(&s, &["show", &id]);
+    let widest = widest_table_line(&printed);
+    assert!((40..=80).contains(&widest), "{widest} wide:\n{printed}");
+    // The same on a real 80-column terminal.
+    let eighty = Terminal::open();
+    eighty.set_columns(80);
+    assert_eq!(
+        widest_table_line(&eighty.printed(&s, &["show", &id])),
+        widest
+    );
 }

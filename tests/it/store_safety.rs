@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
-use crate::common::{quick_run, stored_runs, text, unavailable, Sandbox};
+use crate::common::{quick_run, stored_runs, text, unavailable, Sandbox, Terminal};
 
 /// The one document `show --json` prints for `spec`.
 fn shown_run(s: &Sandbox, spec: &str) -> Value {
@@ -305,37 +305,7 @@ fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
     assert_eq!(left[0]["id"], fine.as_str());
 }
 
-/// A pseudo-terminal for a child's standard input, and a way to type into it.
-struct Terminal {
-    master: std::fs::File,
-    slave: std::fs::File,
-}
-
 impl Terminal {
-    fn open() -> Terminal {
-        use std::os::fd::FromRawFd;
-        // SAFETY: the standard sequence for a new pseudo-terminal pair;
-        // each call is checked and the master descriptor is owned below.
-        unsafe {
-            let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-            assert!(fd >= 0, "posix_openpt");
-            assert_eq!(libc::grantpt(fd), 0);
-            assert_eq!(libc::unlockpt(fd), 0);
-            let mut name = [0 as libc::c_char; 128];
-            assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
-            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
-            let slave = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(name)
-                .unwrap();
-            Terminal {
-                master: std::fs::File::from_raw_fd(fd),
-                slave,
-            }
-        }
-    }
-
     /// Run `args` with this terminal as standard input, answering `answer`.
     fn answer(&mut self, s: &Sandbox, args: &[&str], answer: &str) -> Output {
         self.master.write_all(answer.as_bytes()).unwrap();

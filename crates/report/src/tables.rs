@@ -39,6 +39,7 @@ pub fn render(sheets: &[Sheet]) -> String {
             t.load_preset(UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Dynamic)
                 .set_header(cols.iter().map(|&c| cell(&s.header[c])));
+            fit_terminal(&mut t);
             for row in &s.rows {
                 t.add_row(cols.iter().map(|&c| {
                     let mut cell = cell(&row[c]);
@@ -91,12 +92,40 @@ pub fn render_fitted(sheets: &[Sheet]) -> String {
 /// The width of the terminal on standard output, if it is one (at least
 /// 60 columns, so a tiny window still gets a usable table).
 pub fn terminal_width() -> Option<usize> {
-    Table::new().width().map(|w| usize::from(w).max(60))
+    terminal_columns().map(|w| usize::from(w).max(60))
+}
+
+/// The columns of the terminal on standard output, if it is one. A
+/// terminal that reports 0 columns (a serial console, some CI runners'
+/// pseudo-terminals) says nothing about its width: it is taken as 80
+/// wide, the width a terminal traditionally has.
+pub fn terminal_columns() -> Option<u16> {
+    known_columns(Table::new().width())
+}
+
+fn known_columns(reported: Option<u16>) -> Option<u16> {
+    reported.map(|w| if w == 0 { 80 } else { w })
+}
+
+/// A table laid out dynamically fits the terminal's known columns (by
+/// itself comfy-table would take a reported 0 as the width and put one
+/// character in each column); off a terminal it is left unbounded.
+pub fn fit_terminal(t: &mut Table) {
+    if let Some(w) = terminal_columns() {
+        t.set_width(w);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_terminal_of_no_columns_is_taken_as_80_wide() {
+        assert_eq!(known_columns(Some(0)), Some(80));
+        assert_eq!(known_columns(Some(132)), Some(132));
+        assert_eq!(known_columns(None), None);
+    }
 
     #[test]
     fn only_faster_and_slower_are_coloured() {

@@ -23,6 +23,7 @@ fn table(header: &[&str]) -> Table {
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.iter().map(|h| cell(h)));
+    crate::tables::fit_terminal(&mut t);
     t
 }
 
@@ -323,7 +324,7 @@ pub fn runs(rows: &[RunRow]) -> String {
 /// The width a listing should fit: the terminal's, or 100 columns when
 /// standard output is not a terminal (a pipe, a file, a pager).
 pub fn listing_width() -> u16 {
-    Table::new().width().unwrap_or(100)
+    crate::tables::terminal_columns().unwrap_or(100)
 }
 
 /// A table of text cells fitted to `width` columns, each column at least
