@@ -97,6 +97,25 @@ fn completions_and_man_pages_come_from_the_command_line() {
     let run_page = std::fs::read_to_string(pages.join("touchstone-run.1")).unwrap();
     assert!(run_page.contains("dry\\-run"), "{run_page}");
     assert!(run_page.contains(".SH EXAMPLES"), "{run_page}");
+    // Every page a page names (`touchstone\-fleet\-run(1)`) was written,
+    // and every page says how it exits, what it keeps and what it reads.
+    for entry in std::fs::read_dir(&pages).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for section in [".SH \"EXIT STATUS\"", ".SH FILES", ".SH ENVIRONMENT"] {
+            assert!(text.contains(section), "{path:?} lacks {section}");
+        }
+        for line in text.lines().filter(|l| l.starts_with("touchstone\\-")) {
+            if let Some(page) = line.strip_suffix("(1)") {
+                let page = page.replace("\\-", "-");
+                assert!(
+                    pages.join(format!("{page}.1")).exists(),
+                    "{path:?} names {page}(1), never written"
+                );
+            }
+        }
+    }
+    assert!(pages.join("touchstone-fleet-run.1").exists());
     // Nothing here opened or created a store.
     assert!(!db.exists());
 }

@@ -5,88 +5,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::examples;
 use crate::family_options::FamilyOptions;
-
-/// Examples under `touchstone --help` (and in the man page).
-const MAIN_EXAMPLES: &str = "\
-Examples:
-  touchstone run --quick                 the quick suite (under a minute)
-  touchstone run --dry-run               what the default suite would run, and how long
-  touchstone run lat_mem_rd bw_mem -r 21 two families, 21 repetitions each
-  touchstone app -- make -j8             time a command like hyperfine
-  touchstone runs --since 7d --host node-7
-  touchstone compare last~1 last         the newest run against the one before
-  touchstone completions bash > ~/.local/share/bash-completion/completions/touchstone
-
-Results go to an SQLite store (--db, $TOUCHSTONE_DB, default ~/.local/share/touchstone/results.sqlite).";
-
-const RUN_EXAMPLES: &str = "\
-Examples:
-  touchstone run                         the default suite (about 4 minutes)
-  touchstone run --quick                 a smaller, shorter suite (under a minute)
-  touchstone run --dry-run --quick       list the cases and a time estimate; run nothing
-  touchstone run lat_syscall/null,read   two cases of one family
-  touchstone run lat_ctx/procs:2,8 -P 1,2 -r 21
-  touchstone run proc -l 'node-7 after BIOS update'
-  touchstone run tcp_rr/load:1,2,4 --cpus 1,2 --window 2s";
-
-const APP_EXAMPLES: &str = "\
-Examples:
-  touchstone app -- make -j8             one program and its words after --, run directly
-  touchstone app 'gzip -k -f big.tar' 'zstd -k -f big.tar'
-                                         several commands compared in one run, as hyperfine
-  touchstone app -r 21 --timeout 10m -- ./reco --events 1000
-  touchstone app --prepare 'sync' -n cold-read -- cat big.file
-                                         an untimed command before every run
-  touchstone app -s 'make' -c 'make clean' -- ./bench
-                                         once before and once after all the runs
-  touchstone app 'sleep 0.1' --export-json t.json --export-markdown t.md
-  touchstone app --show-output -- ./simulate   let the program's output through";
-
-const REPORT_EXAMPLES: &str = "\
-Examples:
-  touchstone report                      every stored run, side by side
-  touchstone report last~2 last~1 last --sort lat_syscall/null
-  touchstone report --format markdown -o results.md
-  touchstone report --html report.html   a self-contained page with charts";
-
-const COMPARE_EXAMPLES: &str = "\
-Examples:
-  touchstone compare last~1 last         the newest run against the one before
-  touchstone compare baseline node-7 node-8 --format csv -o ratios.csv";
-
-const FLEET_RUN_EXAMPLES: &str = "\
-Examples:
-  touchstone fleet run --hosts node-1,node-2,node-3 --quick
-  touchstone fleet run --hosts @farm.txt --concurrent 8 lat_syscall bw_mem -r 5
-  touchstone fleet run --hosts @farm.txt --pairs node-1:node-2 --net lat_tcp,bw_tcp --quick
-
-Everything after the options (benchmarks and `touchstone run` options) is
-passed to `touchstone run … --json --no-store` on each host.";
-
-const SERVE_EXAMPLES: &str = "\
-Examples:
-  touchstone serve --listen 10.0.0.7:7717     on node-7
-  touchstone run lat_tcp/remote:10.0.0.7:7717 --no-store   on another host";
-
-const SLURM_EXAMPLES: &str = "\
-Examples:
-  touchstone fleet slurm --partition batch --quick
-                                 every node of `batch`, one srun task each
-  touchstone fleet slurm -p batch --nodes 16 --via sbatch --out /shared/ts lat_mem_rd bw_mem
-  touchstone fleet slurm -p batch --via sbatch --out /shared/ts --print-script
-                                 the job script, not submitted
-
-The touchstone binary must be at the same path on the nodes (a shared file
-system, or --binary PATH); with sbatch, --out must be a directory the nodes
-and this host share.";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "touchstone",
     version,
     about = "Measure what a machine and its OS really do, and compare machines side by side",
-    after_help = MAIN_EXAMPLES
+    after_help = examples::MAIN
 )]
 pub struct Cli {
     /// The results database.
@@ -99,17 +26,20 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List the benchmarks with their groups, parameters and descriptions.
+    #[command(after_help = examples::LIST)]
     List {
         #[arg(long)]
         json: bool,
     },
     /// Run the default suite, or the named benchmarks and groups, and store the results.
-    #[command(after_help = RUN_EXAMPLES)]
+    #[command(after_help = examples::RUN)]
     Run(RunArgs),
     /// List stored runs (all, or those matching every filter given);
     /// `runs delete` and `runs relabel` change them.
+    #[command(after_help = examples::RUNS)]
     Runs(RunsArgs),
     /// Show one stored run (an id or unique prefix, a label, `last` or `last~N`).
+    #[command(after_help = examples::SHOW)]
     Show {
         run: String,
         /// The same as --format json.
@@ -125,6 +55,7 @@ pub enum Command {
         warnings: bool,
     },
     /// Export runs (default: all) as a versioned JSON document.
+    #[command(after_help = examples::EXPORT)]
     Export {
         runs: Vec<String>,
         /// Write here instead of standard output.
@@ -133,34 +64,39 @@ pub enum Command {
     },
     /// Import runs from JSON documents written by `export` (all or nothing per call;
     /// every run checked first, see docs/results-format.md). `-` reads standard input.
+    #[command(after_help = examples::IMPORT)]
     Import {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
     /// Time any command with the harness's rigour (warm-up, repetitions, median and CI,
     /// CPU time, peak memory) and store it as `app/NAME` next to the micro-benchmarks.
-    #[command(after_help = APP_EXAMPLES)]
+    #[command(after_help = examples::APP)]
     App(AppArgs),
     /// Which benchmarks predict an application's time across machines, and a model
     /// that predicts it where only micro-benchmarks were run.
+    #[command(after_help = examples::PREDICT)]
     Predict(PredictArgs),
     /// Summary of runs side by side (default: all stored runs), grouped like lmbench's tables.
-    #[command(after_help = REPORT_EXAMPLES)]
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Each run's figures as ratios to a base run, with significance marks and an index.
-    #[command(after_help = COMPARE_EXAMPLES)]
+    #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// Many hosts: run touchstone on each over OpenSSH or Slurm, import what
     /// they measure, and find the host that stands apart.
+    #[command(after_help = examples::FLEET)]
     Fleet(FleetArgs),
     /// Serve the network benchmarks of another host (`lat_tcp/remote:ADDR:PORT`, …)
     /// on one address until the client that started it is gone.
-    #[command(after_help = SERVE_EXAMPLES)]
+    #[command(after_help = examples::SERVE)]
     Serve(ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = examples::COMPLETIONS)]
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff) generated from this command line, or
     /// write one page per subcommand into a directory.
+    #[command(after_help = examples::MAN)]
     Man {
         /// Write touchstone.1, touchstone-run.1, … here instead.
         #[arg(long, value_name = "DIR")]
@@ -195,6 +131,7 @@ pub struct RunsArgs {
 pub enum RunsAction {
     /// Delete stored runs with their measurements and curves (also a run
     /// whose stored documents no longer read). Asks first on a terminal.
+    #[command(after_help = examples::RUNS_DELETE)]
     Delete {
         /// Runs: ids or unique prefixes, labels, `last`, `last~N`.
         #[arg(required = true)]
@@ -204,6 +141,7 @@ pub enum RunsAction {
         yes: bool,
     },
     /// Give a stored run a new label ("" removes it). Asks first on a terminal.
+    #[command(after_help = examples::RUNS_RELABEL)]
     Relabel {
         /// The run: an id or unique prefix, a label, `last` or `last~N`.
         run: String,
@@ -433,13 +371,14 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// Run a suite on every host over OpenSSH (BatchMode, your ssh config and
     /// keys), bring the results back and import them.
-    #[command(after_help = FLEET_RUN_EXAMPLES)]
+    #[command(after_help = examples::FLEET_RUN)]
     Run(FleetRunArgs),
     /// Run the suite on the nodes of a Slurm partition (one exclusive task
     /// per node, through srun or an sbatch array) and import the results.
     Slurm(SlurmArgs),
     /// The fleet's runs side by side, hosts grouped by hardware, and the
     /// hosts whose figures stand apart from their group flagged.
+    #[command(after_help = examples::FLEET_REPORT)]
     Report(FleetReportArgs),
 }
 
@@ -523,7 +462,7 @@ pub enum ViaArg {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = SLURM_EXAMPLES)]
+#[command(after_help = examples::SLURM)]
 pub struct SlurmArgs {
     /// The Slurm partition to run on.
     #[arg(short, long)]

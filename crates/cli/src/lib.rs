@@ -8,6 +8,7 @@ mod args;
 mod cmd;
 mod curve_lines;
 mod error;
+mod examples;
 mod family_options;
 mod option_values;
 mod output;

@@ -40,15 +40,60 @@ pub fn man(dir: Option<&Path>, store: &Path) -> Result<(), CliError> {
                 path: d.display().to_string(),
                 message: format!("cannot make the directory for the manual pages: {e}"),
             })?;
-            write(&cmd)?;
-            cmd.get_subcommands()
-                .filter(|c| !c.is_hide_set())
-                .try_for_each(write)?;
+            // Every page the SUBCOMMANDS sections name, nested ones too
+            // (touchstone-fleet-run.1, touchstone-runs-delete.1, …).
+            every_command(&cmd).into_iter().try_for_each(write)?;
             output::print(&format!("manual pages written to {}\n", d.display()));
             Ok(())
         }
     }
 }
+
+/// `cmd` and every command under it that is not hidden, parents first.
+fn every_command(cmd: &clap::Command) -> Vec<&clap::Command> {
+    let mut all = vec![cmd];
+    for sub in cmd.get_subcommands().filter(|c| !c.is_hide_set()) {
+        all.extend(every_command(sub));
+    }
+    all
+}
+
+/// What every page ends with: how the command exits, the files it keeps
+/// and the environment it reads (the same for every command).
+const COMMON_SECTIONS: &str = r#".SH "EXIT STATUS"
+.TP
+0
+Success.
+.TP
+1
+A measurement, a host or the timed command failed; what finished is stored or imported.
+.TP
+2
+Bad input (an option, a name, a file, a store that cannot be read or written); nothing was measured or changed.
+.TP
+130
+Interrupted (Ctrl\-C, SIGTERM, SIGHUP); what finished before it is stored.
+.SH FILES
+.TP
+\fI$XDG_DATA_HOME/touchstone/results.sqlite\fR
+The results store (default \fI~/.local/share/touchstone/results.sqlite\fR; \fB\-\-db\fR or \fBTOUCHSTONE_DB\fR name another).
+.TP
+\fI$TMPDIR/touchstone\-*\fR
+Each measurement's scratch directory, removed when it ends (also on failure or Ctrl\-C).
+.SH ENVIRONMENT
+.TP
+.B TOUCHSTONE_DB
+The results store, as \fB\-\-db\fR (which wins).
+.TP
+.B XDG_DATA_HOME, HOME
+Where the default store lies.
+.TP
+.B TMPDIR
+Where scratch directories are made.
+.TP
+.B NO_COLOR, CLICOLOR_FORCE
+No colour at all; colour even off a terminal (no\-color.org).
+"#;
 
 /// One manual page. clap_mangen refills the text after the options as a
 /// paragraph, which scrambles the aligned examples, so that text becomes an
@@ -60,12 +105,14 @@ fn page(cmd: &clap::Command) -> String {
         .render(&mut buf)
         .expect("rendering into memory cannot fail");
     let mut text = String::from_utf8(buf).expect("roff is UTF-8");
+    let mut sections = String::new();
     if let Some(ex) = examples {
-        let section = format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff_lines(&ex));
-        match text.find(".SH VERSION") {
-            Some(at) => text.insert_str(at, &section),
-            None => text.push_str(&section),
-        }
+        sections += &format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff_lines(&ex));
+    }
+    sections += COMMON_SECTIONS;
+    match text.find(".SH VERSION") {
+        Some(at) => text.insert_str(at, &sections),
+        None => text.push_str(&sections),
     }
     text
 }
