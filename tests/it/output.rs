@@ -118,3 +118,66 @@ fn a_terminal_that_reports_no_width_gets_tables_80_columns_wide() {
         widest
     );
 }
+
+/// On a terminal a run ends with its summary — each family's headline, the
+/// warnings counted, where the full tables are — and nothing wider than
+/// the terminal; `--tables` adds the tables, whose names never break
+/// mid-token (`lat_usleep/clock_nanosleep/time:10` / `0us` read as another
+/// case). Off a terminal the tables are printed, as before.
+#[test]
+fn a_run_on_a_terminal_ends_with_a_summary_that_fits_it() {
+    let s = Sandbox::new();
+    let args = [
+        "run",
+        "--quick",
+        "lat_syscall/null",
+        "lat_usleep/clock_nanosleep",
+    ];
+    let fits = |printed: &str, columns: usize| {
+        for line in printed.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "{line:?} wider than {columns}:\n{printed}"
+            );
+        }
+    };
+    let eighty = Terminal::open();
+    eighty.set_columns(80);
+    let printed = eighty.printed(&s, &args);
+    fits(&printed, 80);
+    let summary = &printed[printed.find("Summary: ").expect("a summary")..];
+    assert!(summary.contains("lat_syscall/null "), "{printed}");
+    assert!(
+        summary.contains("lat_usleep/clock_nanosleep/time:1us "),
+        "{printed}"
+    );
+    assert!(
+        summary.contains("Full tables: touchstone show "),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains('┌'),
+        "no tables without --tables:\n{printed}"
+    );
+    assert!(summary.lines().count() <= 12, "{summary}");
+
+    let mut with_tables = args.to_vec();
+    with_tables.push("--tables");
+    let eighty = Terminal::open();
+    eighty.set_columns(80);
+    let printed = eighty.printed(&s, &with_tables);
+    fits(&printed, 80);
+    assert!(printed.contains('┌'), "{printed}");
+    for t in ["1us", "100us", "1ms", "10ms"] {
+        let name = format!("lat_usleep/clock_nanosleep/time:{t}");
+        assert!(printed.contains(&name), "{name} broken:\n{printed}");
+    }
+    // Each figure once: the tables stand in for the summary.
+    assert!(!printed.contains("Summary: "), "{printed}");
+
+    // Into a pipe: the tables, as before.
+    let out = s.cmd().args(args).output().unwrap();
+    let piped = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(piped.contains('┌'), "tables off a terminal: {piped}");
+    assert!(!piped.contains("Summary: "), "{piped}");
+}

@@ -313,6 +313,12 @@ pub struct RunArgs {
     /// Quick mode: fewer, shorter intervals and smaller parameter sweeps.
     #[arg(short, long)]
     pub quick: bool,
+    /// Print every measurement's table at the end on a terminal too, instead
+    /// of the run's summary (each family's headline; the tables stay in the
+    /// store, `touchstone show RUN`). Off a terminal (a file, a pipe) the
+    /// tables are always printed.
+    #[arg(long)]
+    pub tables: bool,
     /// Target length of a single-process timing interval (e.g. 5ms).
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,

@@ -1,15 +1,27 @@
 //! Progress on stderr: a bar on a terminal, whose message shows the case
 //! under way and then its figure until the next one starts; without a
-//! terminal (logs, CI, pipes) one line saying what is being measured, and
-//! one per load point of a workload (seconds each), without figures. The
-//! figures themselves are printed once, in the tables at the end. Lines
-//! that stay are for errors and notes. Implements the harness's observer,
-//! so measuring code never prints.
+//! terminal (logs, CI, pipes) one line saying what is being measured, one
+//! per load point of a workload (seconds each), and one per finished case
+//! at a calm rate (`LOG_EVERY`), each with the time left, without figures.
+//! The figures themselves are printed once, in the tables at the end.
+//! Lines that stay are for errors and notes. Implements the harness's
+//! observer, so measuring code never prints.
+//!
+//! The time left is touchstone's own: the estimated cost still ahead
+//! (`run --dry-run`'s, per case), scaled by how the run's pace so far
+//! compares with its estimate once a twentieth of it is done, that ratio
+//! kept within ¼…4 — a slow first case cannot make it jump by days.
 
+use std::cell::Cell;
 use std::io::IsTerminal;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use touchstone_harness::events::{Observer, Phase};
+
+/// Without a terminal, a finished case is logged when this long has passed
+/// since the last line (points and errors are always logged).
+const LOG_EVERY: Duration = Duration::from_secs(10);
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -19,6 +31,13 @@ pub struct Progress {
     /// bar advances by cost, so its ETA weighs a minute-long workload sweep
     /// and a 50 ms micro-benchmark for what they are.
     costs: Vec<u64>,
+    /// The cost done so far (ms of estimate), within the case under way too.
+    done: Cell<u64>,
+    started: Instant,
+    /// When a line last went to the log (no terminal).
+    last_line: Cell<Instant>,
+    /// The case under way, for the log's lines.
+    case: String,
 }
 
 impl Progress {
@@ -29,12 +48,66 @@ impl Progress {
                 "measuring {total} case(s); the figures follow when all are done"
             ));
         }
+        Progress::with_bar(bar, total)
+    }
+
+    fn with_bar(bar: Option<ProgressBar>, total: usize) -> Progress {
         Progress {
             bar,
             total,
             index: 0,
             costs: vec![1; total],
+            done: Cell::new(0),
+            started: Instant::now(),
+            last_line: Cell::new(Instant::now()),
+            case: String::new(),
         }
+    }
+
+    /// The time left: the estimate still ahead, scaled by the pace so far
+    /// (see the module's note).
+    fn time_left(&self) -> Duration {
+        let total: u64 = self.costs.iter().sum();
+        let done = self.done.get().min(total);
+        let elapsed = self.started.elapsed().as_secs_f64() * 1000.0;
+        let pace = if done > 0 && done * 20 >= total {
+            (elapsed / done as f64).clamp(0.25, 4.0)
+        } else {
+            1.0
+        };
+        Duration::from_millis(((total - done) as f64 * pace) as u64)
+    }
+
+    /// Where the run stands: `k/N, about 1:23 left`.
+    fn standing(&self) -> String {
+        format!(
+            "{}/{}, about {} left",
+            self.index,
+            self.total,
+            clock(self.time_left())
+        )
+    }
+
+    /// The bar moved to `done` (ms of estimate).
+    fn advance_to(&self, done: u64) {
+        self.done.set(done);
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+            b.set_prefix(self.standing());
+        }
+    }
+
+    /// A share (0…1) of the case under way is done: a workload sweep's
+    /// points and trials advance the bar within the sweep.
+    pub fn case_fraction(&self, fraction: f64) {
+        let before: u64 = self.costs.iter().take(self.index.saturating_sub(1)).sum();
+        let this = self
+            .costs
+            .get(self.index.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let within = (this as f64 * fraction.clamp(0.0, 1.0)) as u64;
+        self.advance_to(before + within);
     }
 
     /// The expected cost of each planned case, in order (`run --dry-run`'s
@@ -56,18 +129,28 @@ impl Progress {
 
     /// A case's result, shown on the bar until the next case starts (the
     /// tables print it for good).
+    /// Without a terminal, a line for the finished case when `LOG_EVERY`
+    /// has passed since the last line.
     pub fn case_done(&self, text: &str) {
-        if let Some(b) = &self.bar {
-            b.set_message(text.to_string());
+        self.case_fraction(1.0);
+        match &self.bar {
+            Some(b) => b.set_message(text.to_string()),
+            None if self.last_line.get().elapsed() >= LOG_EVERY => self.line(&format!(
+                "[{}] {} done; {} elapsed",
+                self.standing(),
+                self.case,
+                clock(self.started.elapsed())
+            )),
+            None => {}
         }
     }
 
     pub fn start_case(&mut self, name: &str) {
         self.index += 1;
+        self.case = name.to_string();
+        let done = self.costs.iter().take(self.index - 1).sum();
+        self.advance_to(done);
         if let Some(b) = &self.bar {
-            let done = self.costs.iter().take(self.index - 1).sum();
-            b.set_position(done);
-            b.set_prefix(format!("{}/{}", self.index, self.total));
             b.set_message(name.to_string());
         }
     }
@@ -83,12 +166,15 @@ impl Progress {
     pub fn line(&self, text: &str) {
         match &self.bar {
             Some(b) => b.println(text),
-            None => crate::output::eprint_line(text),
+            None => {
+                self.last_line.set(Instant::now());
+                crate::output::eprint_line(text)
+            }
         }
     }
 
     pub fn case_line(&self, text: &str) {
-        self.line(&format!("[{}/{}] {text}", self.index, self.total));
+        self.line(&format!("[{}] {text}", self.standing()));
     }
 
     pub fn finish(&self) {
@@ -98,16 +184,23 @@ impl Progress {
     }
 }
 
+/// A duration as `1:02:03` or `2:03`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    match s >= 3600 {
+        true => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
+        false => format!("{}:{:02}", s / 60, s % 60),
+    }
+}
+
 /// The bar: elapsed time, the case under way, and the time left
-/// (indicatif's estimate from the pace so far, in expected cost).
+/// (`Progress::time_left`, in the prefix).
 fn bar(total: usize) -> ProgressBar {
     let b = ProgressBar::new(total as u64);
     b.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {prefix} ETA {eta_precise} {msg}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {prefix} {msg}")
+            .expect("static template")
+            .progress_chars("=> "),
     );
     b
 }
@@ -172,29 +265,19 @@ mod tests {
         let screen = Screen::default();
         let b = bar(4);
         b.set_draw_target(ProgressDrawTarget::term_like(Box::new(screen.clone())));
-        let mut p = Progress {
-            bar: Some(b.clone()),
-            total: 4,
-            index: 0,
-            costs: vec![1; 4],
-        };
+        let mut p = Progress::with_bar(Some(b.clone()), 4);
         p.start_case("lat_syscall/null");
         p.start_case("lat_syscall/read");
         b.tick();
         let drawn = screen.0.lock().unwrap().clone();
-        assert!(drawn.contains("2/4 ETA "), "{drawn}");
+        assert!(drawn.contains("2/4, about "), "{drawn}");
         assert!(drawn.contains("lat_syscall/read"), "{drawn}");
     }
 
     #[test]
     fn the_bar_advances_by_expected_cost() {
         let b = ProgressBar::hidden();
-        let mut p = Progress {
-            bar: Some(b.clone()),
-            total: 3,
-            index: 0,
-            costs: vec![1; 3],
-        };
+        let mut p = Progress::with_bar(Some(b.clone()), 3);
         // A 60 s sweep, then two 50 ms cases.
         p.set_costs_ns(&[60_000_000_000, 50_000_000, 50_000_000]);
         assert_eq!(b.length(), Some(60_100));
@@ -205,5 +288,38 @@ mod tests {
         // A list that does not match the plan is ignored.
         p.set_costs_ns(&[1]);
         assert_eq!(b.length(), Some(60_100));
+    }
+
+    #[test]
+    fn a_sweep_advances_the_bar_within_itself() {
+        let b = ProgressBar::hidden();
+        let mut p = Progress::with_bar(Some(b.clone()), 3);
+        p.set_costs_ns(&[60_000_000_000, 50_000_000, 50_000_000]);
+        p.start_case("tcp_rr");
+        p.case_fraction(0.25);
+        assert_eq!(b.position(), 15_000);
+        p.case_fraction(0.5);
+        assert_eq!(b.position(), 30_000);
+        p.start_case("lat_syscall/null");
+        assert_eq!(b.position(), 60_000);
+    }
+
+    #[test]
+    fn the_time_left_never_jumps_by_days() {
+        let mut p = Progress::with_bar(Some(ProgressBar::hidden()), 2);
+        // Two cases estimated 50 s each.
+        p.set_costs_ns(&[50_000_000_000, 50_000_000_000]);
+        p.start_case("a");
+        // Ten minutes into a sliver of the first: the estimate stands.
+        p.started = Instant::now() - Duration::from_secs(600);
+        p.case_fraction(0.01);
+        assert_eq!(p.time_left().as_secs(), 99);
+        // Half done after 1,000 s (20 times the estimate): at most 4 times.
+        p.started = Instant::now() - Duration::from_secs(1000);
+        p.case_fraction(1.0);
+        assert_eq!(p.time_left().as_secs(), 200);
+        // Faster than estimated: the pace shortens it, to a quarter at most.
+        p.started = Instant::now() - Duration::from_secs(5);
+        assert_eq!(p.time_left().as_secs(), 12);
     }
 }

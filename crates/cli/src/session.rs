@@ -35,6 +35,7 @@ use touchstone_harness::workload::{self, SweepObserver, SweepPlan, Workload, Wor
 use touchstone_harness::{
     calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
 };
+use touchstone_report::run_summary::{fit_lines, run_summary};
 use touchstone_report::terminal;
 use touchstone_results::curve::{Curve, Point};
 use touchstone_results::store::{Open, Store, StoreError};
@@ -87,7 +88,14 @@ pub struct Session {
     /// the rest are named as not run when the run stops early.
     cases: Vec<String>,
     started: usize,
+    /// How the run is printed at the end: None, its tables (`app`);
+    /// Some(all), the summary (`run`), after the full tables only when
+    /// `all` (--all) or standard output is not a terminal.
+    summary: Option<bool>,
 }
+
+/// The width the closing summary is packed to off a terminal.
+const DEFAULT_WIDTH: usize = 100;
 
 /// The build profile, recorded with every run (debug builds measure the
 /// harness, not the machine).
@@ -198,6 +206,7 @@ impl Session {
             store_attempts: 0,
             cases: Vec::new(),
             started: 0,
+            summary: None,
         })
     }
 
@@ -400,6 +409,15 @@ impl Session {
         self.stopped()?;
         let seq = self.run.curves.len();
         self.run.curves.push(curve);
+        // The points the sweep will measure, as it counts them.
+        let usable = workload::cpu::usable_cpus().map_or(1, |u| u.len());
+        let loads = match &plan.loads {
+            Some(l) => l.len(),
+            None => w.default_loads(usable).len(),
+        };
+        let counts = workload::resolve_cpu_counts(&plan.cpu_counts, usable)
+            .0
+            .len();
         let mut sink = PointSink {
             name,
             progress: &self.progress,
@@ -408,6 +426,8 @@ impl Session {
             curve: &mut self.run.curves[seq],
             seq,
             stored: Ok(()),
+            points_planned: (loads * counts).max(1),
+            trials_expected: (plan.rule.min_trials + 1).min(plan.rule.max_trials.max(1)),
         };
         let result = workload::sweep(w, plan, &mut sink);
         let stored = sink.stored;
@@ -523,6 +543,13 @@ impl Session {
         }
     }
 
+    /// Close the run with its summary (`run`): each family's headline and
+    /// the warnings counted, on a terminal; with `all` (--tables) or off a
+    /// terminal (a file or a pipe) the full tables instead, as before.
+    pub fn close_with_summary(&mut self, all: bool) {
+        self.summary = Some(all);
+    }
+
     /// Finish the run whatever `body` (the command's measuring code)
     /// returned: store its final status and reason, print the run (JSON, or
     /// the header, the table and `notes(run)`), and return the command's
@@ -552,10 +579,32 @@ impl Session {
         if as_json {
             crate::output::print_json(&format!("{}\n", json::to_string(vec![run.clone()])));
         } else {
+            let terminal_width = touchstone_report::tables::terminal_width();
+            let tables = match self.summary {
+                None => true,
+                Some(all) => all || terminal_width.is_none(),
+            };
+            let measurements = match (tables, self.summary, terminal_width) {
+                (false, ..) => String::new(),
+                (true, Some(_), Some(w)) => {
+                    fit_lines(&terminal::measurements(&run.measurements), w)
+                }
+                (true, ..) => terminal::measurements(&run.measurements),
+            };
+            // The summary stands in for the tables: each figure is printed
+            // once, in one or the other.
+            let summary = match (self.summary, tables) {
+                (Some(_), false) => {
+                    run_summary(run, terminal_width.unwrap_or(DEFAULT_WIDTH), tables)
+                }
+                _ => String::new(),
+            };
+            let header = match (self.summary, terminal_width) {
+                (Some(_), Some(w)) => fit_lines(&terminal::run_header(run), w),
+                _ => terminal::run_header(run),
+            };
             crate::output::print(&format!(
-                "{}\n{}{}{}",
-                terminal::run_header(run),
-                terminal::measurements(&run.measurements),
+                "{header}\n{measurements}{}{}{summary}",
                 terminal::curves(&run.curves),
                 notes(run)
             ));
@@ -604,13 +653,28 @@ struct PointSink<'s> {
     seq: usize,
     /// The first store error; later points are still kept in the run.
     stored: Result<(), StoreError>,
+    /// The sweep's points (loads × CPU counts) and the trials a point is
+    /// expected to take: the bar advances per trial within the sweep.
+    points_planned: usize,
+    trials_expected: usize,
+}
+
+impl PointSink<'_> {
+    /// The share of the sweep done when `trials` of the next point are.
+    fn fraction(&self, trials: usize) -> f64 {
+        let within = (trials as f64 / self.trials_expected.max(1) as f64).min(0.9);
+        (self.curve.points.len() as f64 + within) / self.points_planned as f64
+    }
 }
 
 impl SweepObserver for PointSink<'_> {
     fn trial_started(&mut self, load: u32, cpus: usize, trial: u32) {
+        self.progress.case_fraction(self.fraction(trial as usize));
         self.progress.status(&format!(
-            "{}: load {load} on {cpus} CPU(s), trial {}",
+            "{}: point {}/{}, load {load} on {cpus} CPU(s), trial {}",
             self.name,
+            (self.curve.points.len() + 1).min(self.points_planned),
+            self.points_planned,
             trial + 1
         ));
     }
@@ -636,6 +700,7 @@ impl SweepObserver for PointSink<'_> {
             ));
         }
         self.curve.points.push(point.clone());
+        self.progress.case_fraction(self.fraction(0));
         if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
             self.stored = if failpoint("store_curve", self.curve.points.len()) {
                 Err(StoreError::Io {

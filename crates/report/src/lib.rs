@@ -15,6 +15,7 @@ pub mod json;
 pub mod layout;
 pub mod markdown;
 pub mod run_export;
+pub mod run_summary;
 pub mod sanitize;
 pub mod sheet;
 pub mod tables;

@@ -66,6 +66,25 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
     ]
 }
 
+/// The widest the benchmark column is kept whole; a longer name is broken
+/// into lines after a `/`.
+const NAME_WIDTH: usize = 40;
+
+/// `name` in lines of at most `width` characters, broken only after a `/`
+/// (a part longer than `width` stays whole on its own line).
+fn wrap_name(name: &str, width: usize) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for part in name.split_inclusive('/') {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() && last.chars().count() + part.chars().count() > width {
+            lines.push(part.to_string());
+        } else {
+            last.push_str(part);
+        }
+    }
+    lines.join("\n")
+}
+
 /// How to read the interval column, printed once under the tables.
 pub const INTERVAL_NOTE: &str = "CI: distribution-free ≥95 % interval of the median (its level shown where fewer repetitions reach less); \
 — : none, for a min or max headline or one sample.";
@@ -86,6 +105,12 @@ pub fn measurements(ms: &[Measurement]) -> String {
             continue;
         }
         let mut t = table(&["benchmark", "procs", "figure", "CI", "±", "n", "notes"]);
+        let name_width = rows
+            .iter()
+            .map(|m| m.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(NAME_WIDTH);
         for m in rows {
             let [fig, ci, rel] = figure_cells(m);
             let notes: Vec<&str> = m
@@ -95,7 +120,7 @@ pub fn measurements(ms: &[Measurement]) -> String {
                 .map(|w| w.code.as_str())
                 .collect();
             t.add_row(vec![
-                cell(&m.name),
+                cell(wrap_name(&m.name, name_width)),
                 cell(m.parallel).set_alignment(CellAlignment::Right),
                 cell(fig).set_alignment(CellAlignment::Right),
                 cell(ci).set_alignment(CellAlignment::Right),
@@ -103,6 +128,13 @@ pub fn measurements(ms: &[Measurement]) -> String {
                 cell(m.summary.n).set_alignment(CellAlignment::Right),
                 cell(notes.join(", ")),
             ]);
+        }
+        // The names keep their width; the other columns give way (a
+        // name broken mid-token, `size:51` / `2`, reads as another case).
+        if let Some(c) = t.column_mut(0) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+                name_width as u16 + 2,
+            )));
         }
         out.push_str(&format!("{}\n{t}\n", title(g)));
     }
@@ -450,6 +482,22 @@ mod tests {
     fn one_repetition_prints_no_interval() {
         let m = measured("lat_syscall/null", Statistic::Median, &[100.0], 0);
         assert_eq!(figure_cells(&m)[1..], ["—".to_string(), String::new()]);
+    }
+
+    #[test]
+    fn long_names_break_only_after_a_slash() {
+        assert_eq!(
+            wrap_name("lat_mem_rd/stride:16/size:512", 40),
+            "lat_mem_rd/stride:16/size:512"
+        );
+        assert_eq!(
+            wrap_name("lat_usleep/clock_nanosleep/time:100us", 20),
+            "lat_usleep/\nclock_nanosleep/\ntime:100us"
+        );
+        assert_eq!(
+            wrap_name("a_very_long_single_token", 5),
+            "a_very_long_single_token"
+        );
     }
 
     #[test]

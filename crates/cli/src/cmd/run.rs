@@ -307,6 +307,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         &settings,
         &unmeasured_cpus,
     );
+    session.close_with_summary(a.tables);
     session.finish(body, a.json, |_| String::new())
 }
 
