@@ -347,7 +347,9 @@ fn mutated_imports_either_import_valid_data_or_change_nothing() {
                     JsonError::TooNew(_) | JsonError::TooOld(_) => "refused: version",
                     JsonError::Shape(_) => "refused: shape",
                     JsonError::Invalid(_) => "refused: checks",
-                    JsonError::TooLarge | JsonError::Read(_) => "refused: size",
+                    JsonError::TooLarge | JsonError::RunTooLarge | JsonError::Read(_) => {
+                        "refused: size"
+                    }
                 };
                 *counts.entry(kind).or_default() += 1;
                 continue;

@@ -362,9 +362,10 @@ fn runs_are_relabelled_and_deleted_asking_first_on_a_terminal() {
     assert!(stored_runs(&s).is_empty());
 }
 
-/// A schema-2 store (before owners were recorded): reading commands read
-/// it as it is (a run left `running` by then reads as crashed); the first
-/// command that writes brings it to schema 3, keeping every run.
+/// A schema-2 store (before owners and briefs were recorded): reading
+/// commands read it as it is (a run left `running` by then reads as
+/// crashed); the first command that writes brings it to the current
+/// schema, keeping every run.
 #[test]
 fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
     let s = Sandbox::new();
@@ -379,6 +380,7 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
              ALTER TABLE runs DROP COLUMN owner_boot;
              ALTER TABLE runs DROP COLUMN owner_start;
              ALTER TABLE runs DROP COLUMN owner_pidns;
+             DROP TABLE briefs;
              PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -408,7 +410,7 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
     assert_eq!(version(), 2, "reading never writes");
     let o = s.run(&["runs", "relabel", &id, "relabelled"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(version(), 3);
+    assert_eq!(version(), 4);
     let mut after = shown_run(&s, &id);
     after["label"] = before["label"].clone();
     assert_eq!(after, before);
@@ -600,22 +602,23 @@ fn reserves(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// One run's stored measurement no longer parses: report, export and
-/// compare skip that run with a warning naming it, `show` names the remedy,
-/// and `runs delete` removes it.
+/// One run's stored measurements no longer parse (the document and the
+/// brief a report reads): report, export and compare skip that run with a
+/// warning naming it, `show` names the remedy, and `runs delete` removes it.
 #[test]
 fn a_damaged_stored_document_is_skipped_with_a_warning_and_can_be_deleted() {
     let s = Sandbox::new();
     let a = quick_run(&s, "a");
     let bad = quick_run(&s, "bad");
     let c = quick_run(&s, "c");
-    rusqlite::Connection::open(s.db())
-        .unwrap()
-        .execute(
-            "UPDATE measurements SET doc = '{\"name\": \"null_loop\", trunc' WHERE run_id = ?1",
-            [&bad],
-        )
-        .unwrap();
+    let damaged = rusqlite::Connection::open(s.db()).unwrap();
+    for sql in [
+        "UPDATE measurements SET doc = '{\"name\": \"null_loop\", trunc' WHERE run_id = ?1",
+        "UPDATE briefs SET brief = '{\"na' WHERE run_id = ?1",
+    ] {
+        damaged.execute(sql, [&bad]).unwrap();
+    }
+    drop(damaged);
     let warned = |o: &Output| {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(

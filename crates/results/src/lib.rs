@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about any particular benchmark or how it was timed.
 
+pub mod brief;
 pub mod checks;
 pub mod convergence;
 pub mod curve;
@@ -20,6 +21,7 @@ pub mod units;
 pub mod validate;
 pub mod warnings;
 
+pub use brief::{Brief, Figure};
 pub use model::{
     Baseline, ClockInfo, Interval, Measurement, Run, RunOptions, RunRow, RunStatus, Tool, Warning,
     WorkloadOptions,

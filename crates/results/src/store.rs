@@ -28,13 +28,18 @@
 //!
 //! Schema versions: 1, runs and measurements; 2 adds the `curves` table; 3
 //! adds the owner columns of `runs` (`owner_pid`, `owner_boot`,
-//! `owner_start`, `owner_pidns`). An older store is brought to the current
-//! version when opened for writing (one transaction that only adds the
-//! empty table and the empty columns); nothing already stored changes.
-//! Opened read-only, an older store is read as it is.
+//! `owner_start`, `owner_pidns`); 4 the `briefs` table, each measurement
+//! in brief (what reports of many runs read: `crate::brief`). An older
+//! store is brought to the current version when opened for writing (one
+//! transaction that only adds the empty table and the empty columns);
+//! nothing already stored changes, and a measurement stored without a
+//! brief is read in brief from its document. Opened read-only, an older
+//! store is read as it is.
 
+mod import;
 mod owner;
 pub mod place;
+mod read;
 mod reserve;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +47,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
+use crate::brief::Brief;
 use crate::curve::Curve;
 pub use crate::model::RunRow;
 use crate::model::{Measurement, Run, RunStatus};
@@ -49,7 +55,7 @@ pub use owner::{Liveness, Owner};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 /// How long an operation waits for another process's lock before the store
 /// is reported locked. Writers hold the lock for milliseconds (one
 /// measurement, one run header); generous, so that a farm node's several
@@ -309,26 +315,6 @@ impl Store {
         Ok(got)
     }
 
-    /// The JSON documents a run keeps in `table` (measurements or curves),
-    /// in the order they were stored.
-    fn docs(&self, table: &'static str, id: &str) -> Result<Vec<String>, StoreError> {
-        if table == "curves" && self.version < 2 {
-            return Ok(Vec::new());
-        }
-        let mut st = self
-            .conn
-            .prepare(&format!(
-                "SELECT doc FROM {table} WHERE run_id = ?1 ORDER BY seq"
-            ))
-            .map_err(|e| self.err(e))?;
-        let docs = st
-            .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(docs)
-    }
-
     fn err(&self, e: rusqlite::Error) -> StoreError {
         map_err(&self.path, e)
     }
@@ -408,6 +394,9 @@ impl Store {
             if from < 3 {
                 steps += OWNER_COLUMNS;
             }
+            if from < 4 {
+                steps += BRIEFS_TABLE;
+            }
             tx.execute_batch(&format!(
                 "{steps}
                  PRAGMA application_id = {APPLICATION_ID};
@@ -453,6 +442,16 @@ const OWNER_COLUMNS: &str = "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
                  ALTER TABLE runs ADD COLUMN owner_boot TEXT;
                  ALTER TABLE runs ADD COLUMN owner_start INTEGER;
                  ALTER TABLE runs ADD COLUMN owner_pidns TEXT;";
+
+/// Added in schema version 4: each measurement in brief (`Brief`), apart
+/// from the documents so that reading them all reads little; none for
+/// measurements stored before.
+const BRIEFS_TABLE: &str = "CREATE TABLE IF NOT EXISTS briefs (
+                     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                     seq INTEGER NOT NULL,
+                     brief TEXT NOT NULL,
+                     PRIMARY KEY (run_id, seq)
+                 ) WITHOUT ROWID;";
 
 /// What a reader makes of a run stored as `running`: still running, or
 /// crashed, and why.
@@ -701,59 +700,6 @@ impl Store {
         }
     }
 
-    /// A whole run with its measurements and curves. A `running` run whose
-    /// owner is gone comes back `crashed`, with the reason. A stored
-    /// document of the run that does not parse is `StoreError::Unreadable`.
-    pub fn load_run(&self, id: &str) -> Result<Run, StoreError> {
-        let found = self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT r.header, r.hostname, {} FROM runs r WHERE r.id = ?1",
-                    self.owner_columns()
-                ),
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        Store::owner_at(r, 2)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        let (header, hostname, owner) = found.ok_or_else(|| StoreError::NoSuchRun(id.into()))?;
-        let unreadable = |what: String| StoreError::Unreadable {
-            path: self.path.clone(),
-            id: id.into(),
-            message: what,
-        };
-        let mut run: Run = serde_json::from_str(&header)
-            .map_err(|e| unreadable(format!("its stored header does not parse ({e})")))?;
-        if run.status == RunStatus::Running {
-            let (status, why) = running_or_crashed(owner, &hostname);
-            run.status = status;
-            if run.reason.is_none() {
-                run.reason = why;
-            }
-        }
-        for (table, what) in [("measurements", "measurement"), ("curves", "load curve")] {
-            for (n, doc) in self.docs(table, id)?.iter().enumerate() {
-                let parsed = |e: serde_json::Error| {
-                    unreadable(format!("its stored {what} #{} does not parse ({e})", n + 1))
-                };
-                if table == "measurements" {
-                    run.measurements
-                        .push(serde_json::from_str(doc).map_err(parsed)?);
-                } else {
-                    run.curves.push(serde_json::from_str(doc).map_err(parsed)?);
-                }
-            }
-        }
-        Ok(run)
-    }
-
     /// Delete runs (ids as stored) with their measurements and curves, in
     /// one transaction: all or none. A run whose owning process is alive is
     /// refused. Works on runs whose documents do not parse.
@@ -791,6 +737,10 @@ impl Store {
             }
             tx.execute("DELETE FROM measurements WHERE run_id = ?1", [id])
                 .map_err(|e| map_err(&path, e))?;
+            if self.version >= 4 {
+                tx.execute("DELETE FROM briefs WHERE run_id = ?1", [id])
+                    .map_err(|e| map_err(&path, e))?;
+            }
             tx.execute("DELETE FROM curves WHERE run_id = ?1", [id])
                 .map_err(|e| map_err(&path, e))?;
             tx.execute("DELETE FROM runs WHERE id = ?1", [id])
@@ -831,42 +781,10 @@ impl Store {
         .map_err(|e| map_err(&path, e))?;
         tx.commit().map_err(|e| map_err(&path, e))
     }
-
-    /// Store whole runs (an import) in one transaction: all or nothing.
-    /// Runs whose id is already stored are skipped and returned.
-    pub fn import_runs(&mut self, runs: &[Run]) -> Result<Vec<String>, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
-        let mut skipped = Vec::new();
-        for run in runs {
-            let exists: bool = tx
-                .query_row("SELECT count(*) FROM runs WHERE id = ?1", [&run.id], |r| {
-                    r.get::<_, i64>(0).map(|n| n > 0)
-                })
-                .map_err(|e| map_err(&self.path, e))?;
-            if exists {
-                skipped.push(run.id.clone());
-                continue;
-            }
-            // No owner: no process here writes an imported run.
-            insert_header(&tx, run, None).map_err(|e| map_err(&self.path, e))?;
-            for (seq, m) in run.measurements.iter().enumerate() {
-                insert_measurement(&tx, &run.id, seq as i64, m)
-                    .map_err(|e| map_err(&self.path, e))?;
-            }
-            for (seq, c) in run.curves.iter().enumerate() {
-                upsert_curve(&tx, &run.id, seq as i64, c).map_err(|e| map_err(&self.path, e))?;
-            }
-        }
-        tx.commit().map_err(|e| map_err(&self.path, e))?;
-        Ok(skipped)
-    }
 }
 
 fn insert_header(
-    tx: &rusqlite::Transaction,
+    tx: &rusqlite::Connection,
     run: &Run,
     owner: Option<&Owner>,
 ) -> rusqlite::Result<()> {
@@ -899,7 +817,7 @@ fn insert_header(
 }
 
 fn insert_measurement(
-    tx: &rusqlite::Transaction,
+    tx: &rusqlite::Connection,
     run_id: &str,
     seq: i64,
     m: &Measurement,
@@ -908,11 +826,15 @@ fn insert_measurement(
         "INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)",
         params![run_id, seq, m.name, serde_json::to_string(m).unwrap()],
     )?;
+    tx.execute(
+        "INSERT INTO briefs (run_id, seq, brief) VALUES (?1, ?2, ?3)",
+        params![run_id, seq, serde_json::to_string(&Brief::of(m)).unwrap()],
+    )?;
     Ok(())
 }
 
 fn upsert_curve(
-    tx: &rusqlite::Transaction,
+    tx: &rusqlite::Connection,
     run_id: &str,
     seq: i64,
     c: &Curve,

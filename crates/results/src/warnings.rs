@@ -152,20 +152,31 @@ impl Warning {
 /// - everything else (overheads, cache levels, a code this touchstone does
 ///   not know): yes.
 pub fn moves_headline(w: &Warning, m: &Measurement) -> bool {
-    match w.kind() {
+    let preempted = m.intervals.iter().filter(|i| i.preemptions > 0).count();
+    code_moves_headline(&w.code, m.statistic, m.intervals.len(), preempted)
+}
+
+/// `moves_headline` for a warning's `code` on a measurement with this
+/// headline statistic, `intervals` timing intervals kept and `preempted`
+/// of them preempted (what a `Brief` keeps of it).
+pub fn code_moves_headline(
+    code: &str,
+    statistic: Statistic,
+    intervals: usize,
+    preempted: usize,
+) -> bool {
+    match WarningCode::parse(code) {
         Some(WarningCode::Preempted) => {
-            let total = m.intervals.len();
-            let preempted = m.intervals.iter().filter(|i| i.preemptions > 0).count();
-            if total == 0 {
+            if intervals == 0 {
                 // Intervals not kept (an imported summary): cannot tell.
                 return true;
             }
-            match m.statistic {
-                Statistic::Median => preempted * 4 > total,
-                Statistic::Min | Statistic::Max => preempted == total,
+            match statistic {
+                Statistic::Median => preempted * 4 > intervals,
+                Statistic::Min | Statistic::Max => preempted == intervals,
             }
         }
-        Some(WarningCode::CiWide) => m.statistic == Statistic::Median,
+        Some(WarningCode::CiWide) => statistic == Statistic::Median,
         Some(
             WarningCode::FewRepetitions | WarningCode::Oversubscribed | WarningCode::MhzDiffers,
         ) => false,
