@@ -25,5 +25,6 @@ mod serve;
 mod session;
 mod store;
 mod store_safety;
+mod store_scale;
 mod system_workloads;
 mod workload;

@@ -376,3 +376,239 @@ pub fn usl_curve(
         unmeasured_cpus: vec![],
     }
 }
+
+/// The families of a farm node's run, as (name stem, group, unit, cases,
+/// parallel levels, typical figure): 302 measurements in all, about the
+/// quick suite's count, so a store of these runs has a real store's shape.
+fn farm_families() -> Vec<(&'static str, &'static str, Unit, Vec<String>, Vec<u32>, f64)> {
+    let list = |xs: &[&str]| -> Vec<String> { xs.iter().map(|s| s.to_string()).collect() };
+    let keyed = |key: &str, xs: &[&str]| -> Vec<String> {
+        xs.iter().map(|s| format!("{key}:{s}")).collect()
+    };
+    let cross = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter()
+            .flat_map(|x| b.iter().map(move |y| format!("{x}/{y}")))
+            .collect()
+    };
+    let kib = [
+        "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m", "2m", "4m",
+        "8m", "16m", "32m", "64m",
+    ];
+    let bw_sizes = ["4k", "16k", "64k", "256k", "1m", "4m", "16m", "64m"];
+    let lat_ctx = cross(
+        &keyed("procs", &["2", "4", "8", "16", "32"]),
+        &keyed("size", &["0k", "4k", "16k", "64k"]),
+    );
+    let bw_mem = cross(
+        &list(&[
+            "rd", "wr", "rdwr", "cp", "fwr", "frd", "fcp", "bzero", "bcopy",
+        ]),
+        &keyed("size", &bw_sizes),
+    );
+    let lat_mem = cross(
+        &keyed("stride", &["16", "64", "128", "256"]),
+        &keyed("size", &kib),
+    );
+    let ops = cross(
+        &list(&["add", "mul", "div", "mod"]),
+        &list(&["int", "int64", "float", "double"]),
+    );
+    let files = cross(
+        &list(&["io_only", "open2close"]),
+        &keyed("size", &["64k", "1m", "8m"]),
+    );
+    let fs = cross(
+        &list(&["create", "delete"]),
+        &keyed("size", &["0k", "1k", "4k", "10k"]),
+    );
+    let ipc = cross(
+        &list(&["bw_pipe", "bw_unix", "bw_tcp"]),
+        &keyed("msg", &["64k", "1m"]),
+    );
+    let sizes = |key: &str, xs: &[&str]| keyed(key, xs);
+    vec![
+        (
+            "lat_syscall",
+            "proc",
+            Unit::Ns,
+            list(&["null", "read", "write", "stat", "fstat", "open"]),
+            vec![1, 2, 4],
+            200.0,
+        ),
+        (
+            "lat_proc",
+            "proc",
+            Unit::Ns,
+            list(&["fork", "exec", "shell"]),
+            vec![1],
+            300_000.0,
+        ),
+        (
+            "lat_sig",
+            "proc",
+            Unit::Ns,
+            list(&["install", "catch", "prot"]),
+            vec![1],
+            900.0,
+        ),
+        (
+            "mhz",
+            "proc",
+            Unit::Mhz,
+            vec![String::new()],
+            vec![1],
+            3000.0,
+        ),
+        ("lat_ctx", "ctx", Unit::Ns, lat_ctx, vec![1], 3000.0),
+        (
+            "",
+            "comm_lat",
+            Unit::Ns,
+            list(&[
+                "lat_pipe",
+                "lat_unix",
+                "lat_udp",
+                "lat_tcp",
+                "lat_tcp_connect",
+                "lat_unix_connect",
+                "lat_fifo",
+                "lat_sem",
+                "lat_fcntl",
+                "lat_select",
+            ]),
+            vec![1],
+            8000.0,
+        ),
+        ("lat_fs", "fs_lat", Unit::Ns, fs, vec![1], 6000.0),
+        (
+            "lat_mmap",
+            "fs_lat",
+            Unit::Ns,
+            sizes("size", &["64k", "1m", "16m", "256m", "1g"]),
+            vec![1],
+            30_000.0,
+        ),
+        ("", "comm_bw", Unit::MBps, ipc, vec![1], 7000.0),
+        (
+            "bw_file_rd",
+            "fs_bw",
+            Unit::MBps,
+            files.clone(),
+            vec![1],
+            9000.0,
+        ),
+        ("bw_mmap_rd", "fs_bw", Unit::MBps, files, vec![1], 12_000.0),
+        ("bw_mem", "mem_bw", Unit::MBps, bw_mem, vec![1], 20_000.0),
+        (
+            "stream",
+            "mem_bw",
+            Unit::MBps,
+            list(&[
+                "copy", "scale", "add", "triad", "v2/fill", "v2/copy", "v2/daxpy", "v2/sum",
+            ]),
+            vec![1],
+            11_000.0,
+        ),
+        ("lat_mem_rd", "mem_lat", Unit::Ns, lat_mem, vec![1], 10.0),
+        ("lat_ops", "cpu", Unit::Ns, ops.clone(), vec![1], 1.5),
+        ("par_ops", "cpu", Unit::Count, ops, vec![1], 3.0),
+        (
+            "",
+            "cpu",
+            Unit::Mflops,
+            list(&["dhrystone", "whetstone", "linpack"]),
+            vec![1],
+            3000.0,
+        ),
+        (
+            "par_mem",
+            "mem_lat",
+            Unit::Count,
+            sizes("size", &kib),
+            vec![1],
+            8.0,
+        ),
+        (
+            "lat_rand_rd",
+            "mem_lat",
+            Unit::Ns,
+            sizes("size", &kib[1..]),
+            vec![1],
+            60.0,
+        ),
+    ]
+}
+
+/// The id of the farm's run `index`: distinct in its first eight digits,
+/// as real ids are (splitmix64 of the index).
+pub fn farm_id(index: usize) -> String {
+    let mut z = (index as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    format!("{:016x}", z ^ (z >> 31))
+}
+
+/// A farm node's run (`index` in the farm, on host `index % hosts`) of
+/// 302 measurements as the harness stores them: seven samples, the timing
+/// interval of each, the warnings a busy node gets. Nodes come in four
+/// hardware models and differ by a few per cent; deterministic in `index`.
+pub fn farm_run(index: usize, hosts: usize) -> Run {
+    let mut rng = Rng::new(index as u64 + 1);
+    let node = index % hosts.max(1);
+    let model = node % 4;
+    let speed = (1.0 + 0.25 * model as f64) * (1.0 + 0.04 * (rng.next() - 0.5));
+    let mut r = run(
+        &farm_id(index),
+        &format!("node{node:04}"),
+        Some(&format!("farm sitting {}", index / hosts.max(1))),
+        (index / hosts.max(1)) as i64,
+    );
+    r.host.cpu.model = format!("Synthetic Xeon model {model}");
+    r.host.cpu.threads = 8 << model;
+    let mut clock_ns = 1_000_000_000_000u64 + index as u64 * 1_000_000;
+    for (stem, group, unit, cases, parallels, typical) in farm_families() {
+        for (c, case) in cases.iter().enumerate() {
+            for &p in &parallels {
+                let name = match (stem.is_empty(), case.is_empty()) {
+                    (false, true) => stem.to_string(),
+                    (true, _) => case.clone(),
+                    (false, false) => format!("{stem}/{case}"),
+                };
+                let base = typical * (1.0 + 0.1 * c as f64) * (1.0 + 0.05 * f64::from(p - 1));
+                let value = match unit.higher_is_better() {
+                    Some(true) => base * speed,
+                    _ => base / speed,
+                };
+                let samples: Vec<f64> = (0..7)
+                    .map(|_| value * (1.0 + 0.03 * (2.0 * rng.next() - 1.0)))
+                    .collect();
+                let mut m = measurement(&name, group, unit, p, samples);
+                for s in 0..7u64 {
+                    let length = 2_000_000 + (rng.next() * 1e6) as u64;
+                    m.intervals.push(touchstone_results::Interval {
+                        process: 0,
+                        start_ns: clock_ns,
+                        end_ns: clock_ns + length,
+                        iterations: 16_000 + s,
+                        preemptions: u32::from(rng.next() < 0.3),
+                    });
+                    clock_ns += length + 5_000;
+                }
+                if p > 1 {
+                    m.per_process = (0..p).map(|_| m.samples.clone()).collect();
+                }
+                if rng.next() < 0.3 {
+                    m.warnings.push(touchstone_results::Warning::new(
+                        touchstone_results::WarningCode::CiWide,
+                        format!(
+                            "95 % confidence interval is {:.1} % of the median",
+                            2.0 + 10.0 * rng.next()
+                        ),
+                    ));
+                }
+                r.measurements.push(m);
+            }
+        }
+    }
+    r
+}

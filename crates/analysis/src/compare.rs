@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use touchstone_results::stats::{median_ci_ranks, quantile_sorted};
-use touchstone_results::{Measurement, Statistic};
+use touchstone_results::{Figure, Statistic};
 
 use crate::table::Matrix;
 
@@ -71,7 +71,7 @@ impl Verdict {
 /// A distribution-free confidence interval (low, high, coverage) of a
 /// measurement's median at `level`, from its raw samples; the stored
 /// 95 % interval when the samples are not there.
-pub fn median_interval(m: &Measurement, level: f64) -> (f64, f64, f64) {
+pub fn median_interval(m: &Figure, level: f64) -> (f64, f64, f64) {
     if m.samples.is_empty() || m.samples.iter().any(|x| !x.is_finite()) {
         return (m.summary.ci_low, m.summary.ci_high, m.summary.ci_level);
     }
@@ -86,7 +86,7 @@ pub fn median_interval(m: &Measurement, level: f64) -> (f64, f64, f64) {
 /// ratios of the two medians' intervals. For figures that are a minimum or
 /// maximum rather than a median, the medians' relative interval is carried
 /// over to the headline ratio. None when the base figure is not positive.
-pub fn ratio(base: &Measurement, other: &Measurement) -> Option<Ratio> {
+pub fn ratio(base: &Figure, other: &Figure) -> Option<Ratio> {
     let (b, o) = (base.value(), other.value());
     if !(b > 0.0 && b.is_finite() && o.is_finite() && o >= 0.0) {
         return None;
@@ -111,7 +111,7 @@ pub fn ratio(base: &Measurement, other: &Measurement) -> Option<Ratio> {
     })
 }
 
-fn median_of(m: &Measurement) -> f64 {
+fn median_of(m: &Figure) -> f64 {
     if m.samples.is_empty() {
         return m.summary.median;
     }
@@ -178,11 +178,11 @@ pub fn compare(m: &Matrix, base: usize, others: &[usize]) -> Comparison {
     let rows = (0..m.columns.len())
         .map(|col| {
             let hib = m.columns[col].unit.higher_is_better();
-            let b = m.cells[base][col];
+            let b = m.cell(base, col);
             let cells = others
                 .iter()
                 .map(|&o| {
-                    let om = m.cells[o][col];
+                    let om = m.cell(o, col);
                     let value = om.map(|x| x.value());
                     match (b, om) {
                         (_, None) => Cell {
@@ -241,7 +241,7 @@ mod tests {
     fn clear_differences_are_marked_by_direction() {
         let base = meas("lat", "proc", Unit::Ns, 100.0);
         let fast = meas("lat", "proc", Unit::Ns, 50.0);
-        let r = ratio(&base, &fast).unwrap();
+        let r = ratio(&base.figure(), &fast.figure()).unwrap();
         assert!((r.ratio - 0.5).abs() < 1e-12);
         assert!(r.low < 0.5 && r.high > 0.5 && r.high < 0.52, "{r:?}");
         assert!(r.level >= 0.95);
@@ -260,7 +260,7 @@ mod tests {
         let spread = |c: f64| (0..11).map(|i| c * (0.9 + 0.02 * i as f64)).collect();
         let base = with_samples("lat", "proc", Unit::Ns, spread(100.0));
         let other = with_samples("lat", "proc", Unit::Ns, spread(102.0));
-        let r = ratio(&base, &other).unwrap();
+        let r = ratio(&base.figure(), &other.figure()).unwrap();
         assert!(r.low < 1.0 && r.high > 1.0, "{r:?}");
         assert_eq!(verdict(&r, Some(false)), Verdict::Same);
     }

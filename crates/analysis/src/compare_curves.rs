@@ -10,11 +10,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use touchstone_results::convergence::mean_interval;
 use touchstone_results::curve::{Curve, Point};
-use touchstone_results::Run;
 
 use crate::compare::{verdict, Ratio, Verdict, PER_MEDIAN_LEVEL};
-use crate::curve_analysis::{analyse_with, AnalysisOptions, CurveAnalysis};
-use crate::usl::UslOptions;
+use crate::curve_analysis::{Analysed, CurveAnalysis};
 
 /// A throughput with the confidence interval used for comparing it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -170,19 +168,13 @@ fn judged(base: Option<&Throughput>, other: Option<&Throughput>) -> (Option<Rati
     }
 }
 
-/// The two curves compared; either may be absent (the other run did not
-/// measure the workload), and then every point says so.
-pub fn compare_curve(base: Option<&Curve>, other: Option<&Curve>) -> Option<CurveComparison> {
+/// The two curves compared, each with its analysis (peaks and knees are
+/// read; `Analysed::peaks` is enough); either may be absent (the other run
+/// did not measure the workload), and then every point says so.
+pub fn compare_curve(base: Option<&Analysed>, other: Option<&Analysed>) -> Option<CurveComparison> {
+    let analyses = [base, other].map(|a| a.map(|a| (a.curve, &a.analysis)));
+    let [base, other] = analyses.map(|a| a.map(|a| a.0));
     let any = base.or(other)?;
-    // Peaks and knees only: the USL is not compared, so no bootstrap.
-    let options = AnalysisOptions {
-        usl: UslOptions {
-            resamples: 0,
-            ..UslOptions::default()
-        },
-        ..AnalysisOptions::default()
-    };
-    let analyses = [base, other].map(|c| c.map(|c| (c, analyse_with(c, &options))));
     fn find(c: Option<&Curve>, load: u32, cpus: u32) -> Option<&Point> {
         c?.points
             .iter()
@@ -249,22 +241,25 @@ pub fn compare_curve(base: Option<&Curve>, other: Option<&Curve>) -> Option<Curv
     })
 }
 
-/// Every curve of `base` and `other`, matched by workload and parameters:
-/// the base's curves in their order, then curves only `other` has.
-pub fn compare_runs(base: &Run, other: &Run) -> Vec<CurveComparison> {
+/// Every curve of two runs (`base` and `other`: each run's curves with
+/// their analyses), matched by workload and parameters: the base's curves
+/// in their order, then curves only `other` has.
+pub fn compare_runs(base: &[Analysed], other: &[Analysed]) -> Vec<CurveComparison> {
     let key = |c: &Curve| (c.workload.clone(), c.params.clone());
     let mut keys: Vec<(String, BTreeMap<String, String>)> = Vec::new();
-    for c in base.curves.iter().chain(&other.curves) {
-        if !keys.contains(&key(c)) {
-            keys.push(key(c));
+    for a in base.iter().chain(other) {
+        if !keys.contains(&key(a.curve)) {
+            keys.push(key(a.curve));
         }
     }
     // A workload measured twice in one run: the later curve.
-    fn find<'r>(run: &'r Run, k: &(String, BTreeMap<String, String>)) -> Option<&'r Curve> {
-        run.curves
-            .iter()
+    fn find<'r, 'c>(
+        run: &'r [Analysed<'c>],
+        k: &(String, BTreeMap<String, String>),
+    ) -> Option<&'r Analysed<'c>> {
+        run.iter()
             .rev()
-            .find(|c| c.workload == k.0 && c.params == k.1)
+            .find(|a| a.curve.workload == k.0 && a.curve.params == k.1)
     }
     keys.iter()
         .filter_map(|k| compare_curve(find(base, k), find(other, k)))
@@ -276,6 +271,7 @@ mod tests {
     use super::*;
     use crate::testdata::{curve, point, run};
     use touchstone_results::curve::{latency_histogram, Latency, Trial};
+    use touchstone_results::Run;
 
     /// A point whose three kept trials are `mean · (1 − s, 1, 1 + s)` and
     /// whose p99 is `p99_ns`.
@@ -301,6 +297,18 @@ mod tests {
         let mut r = run(id, id, vec![]);
         r.curves = curves;
         r
+    }
+
+    /// Two curves compared as a report compares them.
+    fn compared(base: &Curve, other: &Curve) -> Option<CurveComparison> {
+        compare_curve(Some(&Analysed::peaks(base)), Some(&Analysed::peaks(other)))
+    }
+
+    /// Two runs' curves compared as a report compares them.
+    fn compared_runs(base: &Run, other: &Run) -> Vec<CurveComparison> {
+        let [b, o] =
+            [base, other].map(|r| r.curves.iter().map(Analysed::peaks).collect::<Vec<_>>());
+        compare_runs(&b, &o)
     }
 
     #[test]
@@ -334,7 +342,7 @@ mod tests {
             pt(4, 1, 3100.0, 0.05, 100_000),   // within the noise
             pt(16, 1, 3000.0, 0.005, 100_000), // base lacks load 16
         ]);
-        let c = compare_curve(Some(&base), Some(&other)).unwrap();
+        let c = compared(&base, &other).unwrap();
         let by_load = |l: u32| c.points.iter().find(|p| p.load == l).unwrap();
         let p1 = by_load(1);
         assert_eq!(p1.verdict, Verdict::Faster);
@@ -372,7 +380,7 @@ mod tests {
                     .collect(),
             )
         };
-        let c = compare_curve(Some(&shape(1.0)), Some(&shape(1.25))).unwrap();
+        let c = compared(&shape(1.0), &shape(1.25)).unwrap();
         assert_eq!(c.peaks.len(), 1);
         let p = &c.peaks[0];
         assert_eq!(p.cpus, 2);
@@ -390,7 +398,7 @@ mod tests {
                 .map(|&l| pt(l, 2, 100.0 * f64::from(l), 0.002, 1000))
                 .collect(),
         );
-        let c = compare_curve(Some(&line), Some(&shape(1.0))).unwrap();
+        let c = compared(&line, &shape(1.0)).unwrap();
         assert_eq!(
             c.peaks[0].base.as_ref().unwrap().knee,
             Err("the rise does not bend over".to_string())
@@ -407,7 +415,7 @@ mod tests {
         a.params.insert("size".into(), "4".into());
         let base = run_with("base", vec![a.clone(), b]);
         let other = run_with("other", vec![other_b]);
-        let cs = compare_runs(&base, &other);
+        let cs = compared_runs(&base, &other);
         assert_eq!(
             cs.iter().map(|c| c.title()).collect::<Vec<_>>(),
             ["synthetic_rr size:4", "synthetic_rr size:64"]
@@ -415,6 +423,6 @@ mod tests {
         assert_eq!(cs[0].points[0].verdict, Verdict::Missing);
         assert!(cs[0].peaks[0].other.is_none());
         assert_eq!(cs[1].points[0].verdict, Verdict::Faster);
-        assert!(compare_runs(&run_with("x", vec![]), &run_with("y", vec![])).is_empty());
+        assert!(compared_runs(&run_with("x", vec![]), &run_with("y", vec![])).is_empty());
     }
 }

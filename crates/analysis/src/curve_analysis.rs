@@ -142,6 +142,40 @@ pub fn cpu_counts(curve: &Curve) -> Vec<u32> {
     cpus
 }
 
+/// A curve with its analysis, as a report holds it: analysed once per
+/// command, read by every table, chart and comparison of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysed<'a> {
+    pub curve: &'a Curve,
+    pub analysis: CurveAnalysis,
+}
+
+impl<'a> Analysed<'a> {
+    /// `curve` analysed with the default options (`analyse`).
+    pub fn new(curve: &'a Curve) -> Analysed<'a> {
+        Analysed {
+            curve,
+            analysis: analyse(curve),
+        }
+    }
+
+    /// `curve`'s peaks, knees and crossovers only, without the USL's
+    /// bootstrap (what comparing two curves reads: `compare_curves`).
+    pub fn peaks(curve: &'a Curve) -> Analysed<'a> {
+        let options = AnalysisOptions {
+            usl: UslOptions {
+                resamples: 0,
+                ..UslOptions::default()
+            },
+            ..AnalysisOptions::default()
+        };
+        Analysed {
+            curve,
+            analysis: analyse_with(curve, &options),
+        }
+    }
+}
+
 /// Analyse `curve` with the default options (Kneedle S = 1, 1000 bootstrap
 /// resamples at 95 % with the fixed seed).
 pub fn analyse(curve: &Curve) -> CurveAnalysis {

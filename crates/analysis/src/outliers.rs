@@ -216,7 +216,7 @@ fn judge_group(m: &Matrix, group: &mut Group) {
             .rows
             .iter()
             .filter_map(|&r| {
-                let meas = m.cells[r][col]?;
+                let meas = m.cell(r, col)?;
                 let v = meas.summary.median;
                 (meas.invalid.is_none() && v.is_finite()).then_some((r, v))
             })

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use touchstone_results::{Run, Unit};
+use touchstone_results::{Brief, Run, Unit};
 
 use crate::outliers::host_key;
 
@@ -56,12 +56,22 @@ impl PairMatrix {
 /// from `fleet run`): it stands for the pair, not for its host's own
 /// figures, so the side-by-side view of hosts leaves it out.
 pub fn is_pair_run(run: &Run) -> bool {
-    let any = !run.measurements.is_empty() || !run.curves.is_empty();
-    any && run
-        .measurements
-        .iter()
-        .all(|m| m.params.contains_key(REMOTE))
+    let briefs: Vec<Brief> = run.measurements.iter().map(Brief::of).collect();
+    is_pair(run, &briefs)
+}
+
+/// `is_pair_run` of a run's header (with its curves) and its
+/// measurements in brief.
+pub fn is_pair(run: &Run, measurements: &[Brief]) -> bool {
+    let any = !measurements.is_empty() || !run.curves.is_empty();
+    any && measurements.iter().all(|m| m.params.contains_key(REMOTE))
         && run.curves.iter().all(|c| c.params.contains_key(REMOTE))
+}
+
+/// Whether a measurement was taken against another host (what `build`
+/// reads of a run besides its curves).
+pub fn is_remote(m: &Brief) -> bool {
+    m.params.contains_key(REMOTE)
 }
 
 /// "name#machine-id" (`Host::identity`) as reports label hosts (`host_key`).
@@ -83,9 +93,20 @@ fn case_of(name: &str) -> String {
 
 /// Every remote measurement of the runs as matrices, cases in name order.
 pub fn build(runs: &[Run]) -> Vec<PairMatrix> {
+    let briefs: Vec<Vec<Brief>> = runs
+        .iter()
+        .map(|r| r.measurements.iter().map(Brief::of).collect())
+        .collect();
+    let pairs: Vec<(&Run, &[Brief])> = runs.iter().zip(&briefs).map(|(r, b)| (r, &b[..])).collect();
+    build_from(&pairs)
+}
+
+/// `build` from each run's header (host, start, curves) and its remote
+/// measurements in brief (`is_remote`; others are passed over).
+pub fn build_from(runs: &[(&Run, &[Brief])]) -> Vec<PairMatrix> {
     // Who served each address, as any run recorded it.
     let mut served_by: BTreeMap<String, String> = BTreeMap::new();
-    for r in runs {
+    for (r, _) in runs {
         for (k, v) in &r.host.extra {
             if let Some(addr) = k.strip_prefix("remote:") {
                 served_by.insert(addr.to_string(), identity_label(v));
@@ -104,7 +125,7 @@ pub fn build(runs: &[Run]) -> Vec<PairMatrix> {
     type Cells = BTreeMap<(String, String), (usize, Cell)>;
     let mut found: BTreeMap<(String, Unit), Cells> = BTreeMap::new();
     let mut put = |case: String, unit: Unit, i: usize, addr: &str, cell: Cell| {
-        let r = &runs[i];
+        let r = runs[i].0;
         let slot = found
             .entry((case, unit))
             .or_default()
@@ -115,14 +136,14 @@ pub fn build(runs: &[Run]) -> Vec<PairMatrix> {
                 v.insert(newer);
             }
             std::collections::btree_map::Entry::Occupied(mut o) => {
-                if r.started_at > runs[o.get().0].started_at {
+                if r.started_at > runs[o.get().0].0.started_at {
                     o.insert(newer);
                 }
             }
         }
     };
-    for (i, r) in runs.iter().enumerate() {
-        for m in &r.measurements {
+    for (i, &(r, measurements)) in runs.iter().enumerate() {
+        for m in measurements {
             let Some(addr) = m.params.get(REMOTE) else {
                 continue;
             };

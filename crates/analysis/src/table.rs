@@ -2,11 +2,11 @@
 //! column per measurement (its stable name and process count), columns in
 //! report-group order, and row ordering on any column.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use touchstone_results::groups::GROUPS;
-use touchstone_results::{Measurement, Run, Unit};
+use touchstone_results::{Brief, Figure, Run, Unit};
 
 /// What can make a set of runs impossible to tabulate.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,12 +44,14 @@ impl Column {
     }
 }
 
-/// Runs × columns; `cells[row][col]` is that run's measurement, if it has one.
+/// Runs × columns; `cells[row][col]` is that run's figure, if it has one.
+/// The runs may be whole or only their headers (a report over many runs
+/// reads their measurements in brief: `MatrixBuilder`).
 #[derive(Debug)]
 pub struct Matrix<'a> {
     pub runs: Vec<&'a Run>,
     pub columns: Vec<Column>,
-    pub cells: Vec<Vec<Option<&'a Measurement>>>,
+    pub cells: Vec<Vec<Option<Figure>>>,
 }
 
 /// The report groups in order: the known groups first, then any others in
@@ -64,41 +66,91 @@ pub fn group_order<'a>(groups: impl IntoIterator<Item = &'a str>) -> Vec<String>
     order
 }
 
-impl<'a> Matrix<'a> {
-    /// Build the matrix, refusing a measurement name whose unit differs
-    /// between runs. When a run holds the same name and process count twice
-    /// (a re-measured case), the last one is used.
-    pub fn build(runs: &'a [Run]) -> Result<Matrix<'a>, AnalysisError> {
-        if runs.is_empty() {
-            return Err(AnalysisError::NoRuns);
+/// A matrix built one run at a time, each with its measurements in brief
+/// in its stored order, so that a store can stream a farm's measurements
+/// without holding them: only the figures are kept.
+#[derive(Default)]
+pub struct MatrixBuilder<'a> {
+    runs: Vec<&'a Run>,
+    columns: Vec<Column>,
+    /// Name → (parallel, column), in order of first appearance.
+    index: HashMap<String, Vec<(u32, usize)>>,
+    /// Name → each distinct unit with the first run that had it.
+    units: BTreeMap<String, Vec<(Unit, usize)>>,
+    /// Per run, its figure in each column (in order of appearance; the
+    /// later columns are missing from the runs before them).
+    figures: Vec<Vec<Option<Figure>>>,
+}
+
+impl<'a> MatrixBuilder<'a> {
+    pub fn new() -> MatrixBuilder<'a> {
+        MatrixBuilder::default()
+    }
+
+    /// The next row: `run` (whole, or its header) with its measurements.
+    pub fn push(&mut self, run: &'a Run, measurements: impl IntoIterator<Item = Brief>) {
+        let row = self.runs.len();
+        self.runs.push(run);
+        self.figures.push(Vec::with_capacity(self.columns.len()));
+        for b in measurements {
+            self.add(row, b);
         }
-        let mut columns: Vec<Column> = Vec::new();
-        let mut index: BTreeMap<(String, u32), usize> = BTreeMap::new();
-        let mut units: BTreeMap<&str, Vec<(Unit, &Run)>> = BTreeMap::new();
-        for run in runs {
-            for m in &run.measurements {
-                let seen = units.entry(m.name.as_str()).or_default();
-                if !seen.iter().any(|(u, _)| *u == m.unit) {
-                    seen.push((m.unit, run));
-                }
-                let key = (m.name.clone(), m.parallel);
-                if !index.contains_key(&key) {
-                    index.insert(key, columns.len());
-                    columns.push(Column {
-                        name: m.name.clone(),
-                        parallel: m.parallel,
-                        benchmark: m.benchmark.clone(),
-                        group: m.group.clone(),
-                        unit: m.unit,
-                        params: m.params.clone(),
-                    });
+    }
+
+    fn add(&mut self, run: usize, b: Brief) {
+        match self.units.get_mut(b.name.as_str()) {
+            Some(seen) => {
+                if !seen.iter().any(|(u, _)| *u == b.unit) {
+                    seen.push((b.unit, run));
                 }
             }
+            None => {
+                self.units.insert(b.name.clone(), vec![(b.unit, run)]);
+            }
         }
-        if let Some((name, seen)) = units.iter().find(|(_, s)| s.len() > 1) {
+        let known = self
+            .index
+            .get(b.name.as_str())
+            .and_then(|v| v.iter().find(|(p, _)| *p == b.parallel))
+            .map(|&(_, c)| c);
+        let column = match known {
+            Some(c) => c,
+            None => {
+                let c = self.columns.len();
+                self.index
+                    .entry(b.name.clone())
+                    .or_default()
+                    .push((b.parallel, c));
+                self.columns.push(Column {
+                    name: b.name.clone(),
+                    parallel: b.parallel,
+                    benchmark: b.benchmark.clone(),
+                    group: b.group.clone(),
+                    unit: b.unit,
+                    params: b.params.clone(),
+                });
+                c
+            }
+        };
+        let row = &mut self.figures[run];
+        if row.len() <= column {
+            row.resize(column + 1, None);
+        }
+        // A case measured twice in one run: the later one.
+        row[column] = Some(b.figure());
+    }
+
+    /// The matrix, refusing a measurement name whose unit differs between
+    /// runs. When a run holds the same name and process count twice (a
+    /// re-measured case), the last one is used.
+    pub fn finish(self) -> Result<Matrix<'a>, AnalysisError> {
+        if self.runs.is_empty() {
+            return Err(AnalysisError::NoRuns);
+        }
+        if let Some((name, seen)) = self.units.iter().find(|(_, s)| s.len() > 1) {
             let detail = seen
                 .iter()
-                .map(|(u, r)| format!("{u} in run {}", short_id(&r.id)))
+                .map(|(u, r)| format!("{u} in run {}", short_id(&self.runs[*r].id)))
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(AnalysisError::MixedUnits {
@@ -106,37 +158,57 @@ impl<'a> Matrix<'a> {
                 detail,
             });
         }
+        let columns = self.columns;
         // Stable sort: group order, then first appearance within the group.
         let order = group_order(columns.iter().map(|c| c.group.as_str()));
         let rank = |g: &str| order.iter().position(|o| o == g).unwrap_or(usize::MAX);
         // Parallel levels of one name stay together, fewest processes first.
-        let mut first: BTreeMap<String, usize> = BTreeMap::new();
+        let mut first: HashMap<&str, usize> = HashMap::new();
         for (i, c) in columns.iter().enumerate() {
-            first.entry(c.name.clone()).or_insert(i);
+            first.entry(c.name.as_str()).or_insert(i);
         }
-        let mut sorted: Vec<(usize, Column)> = columns.into_iter().enumerate().collect();
-        sorted.sort_by_key(|(i, c)| (rank(&c.group), first[&c.name], c.parallel, *i));
-        let columns: Vec<Column> = sorted.into_iter().map(|(_, c)| c).collect();
-        let pos: BTreeMap<(&str, u32), usize> = columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ((c.name.as_str(), c.parallel), i))
-            .collect();
-        let cells = runs
-            .iter()
-            .map(|run| {
-                let mut row = vec![None; columns.len()];
-                for m in &run.measurements {
-                    row[pos[&(m.name.as_str(), m.parallel)]] = Some(m);
-                }
-                row
-            })
-            .collect();
+        let mut sorted: Vec<usize> = (0..columns.len()).collect();
+        sorted.sort_by_key(|&i| {
+            let c = &columns[i];
+            (rank(&c.group), first[c.name.as_str()], c.parallel, i)
+        });
+        let mut position = vec![0; columns.len()];
+        for (to, &from) in sorted.iter().enumerate() {
+            position[from] = to;
+        }
+        // Each row rearranged in place of the last, not all at once.
+        let mut cells = self.figures;
+        for row in &mut cells {
+            let mut sorted = vec![None; columns.len()];
+            for (c, f) in row.drain(..).enumerate() {
+                sorted[position[c]] = f;
+            }
+            *row = sorted;
+        }
+        let mut columns: Vec<Option<Column>> = columns.into_iter().map(Some).collect();
+        let columns = sorted.iter().map(|&i| columns[i].take().unwrap()).collect();
         Ok(Matrix {
-            runs: runs.iter().collect(),
+            runs: self.runs,
             columns,
             cells,
         })
+    }
+}
+
+impl<'a> Matrix<'a> {
+    /// Build the matrix of whole runs, their figures with their samples
+    /// (see `MatrixBuilder::finish` for what is refused).
+    pub fn build(runs: &'a [Run]) -> Result<Matrix<'a>, AnalysisError> {
+        let mut b = MatrixBuilder::new();
+        for run in runs {
+            b.push(run, run.measurements.iter().map(Brief::with_samples));
+        }
+        b.finish()
+    }
+
+    /// Run `row`'s figure in column `col`, if it has one.
+    pub fn cell(&self, row: usize, col: usize) -> Option<&Figure> {
+        self.cells[row][col].as_ref()
     }
 
     /// Column indices of one group, in order.
@@ -159,7 +231,7 @@ impl<'a> Matrix<'a> {
     pub fn column_values(&self, col: usize) -> Vec<Option<f64>> {
         self.cells
             .iter()
-            .map(|row| row[col].and_then(|m| m.valid_value()))
+            .map(|row| row[col].as_ref().and_then(|m| m.valid_value()))
             .collect()
     }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use touchstone_report::Format;
 
 use crate::examples;
 use crate::family_options::FamilyOptions;
@@ -46,9 +47,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// table (default), csv (one row per measurement, stored units),
-        /// markdown, or json (the versioned document).
-        #[arg(long, value_enum)]
-        format: Option<ReportFormat>,
+        /// markdown, json (the versioned document), or html (the page).
+        #[arg(long, value_parser = format_parser())]
+        format: Option<Format>,
         /// List every warning of the run and its measurements, one per line
         /// (the tables mark only those that can move a figure).
         #[arg(long, conflicts_with_all = ["json", "format"])]
@@ -250,13 +251,11 @@ pub struct PredictArgs {
     pub json: bool,
 }
 
-/// How `report` and `compare` print.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportFormat {
-    Table,
-    Csv,
-    Json,
-    Markdown,
+/// `--format NAME`: one of the report formats (`touchstone_report::Format`).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Format::names())
+        .map(|name| Format::named(&name).expect("a format's own name"))
 }
 
 #[derive(Args, Debug)]
@@ -266,13 +265,16 @@ pub struct ReportArgs {
     /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`.
     #[arg(long, value_name = "COLUMN")]
     pub sort: Option<String>,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    /// The format of the report (default: table; with --html, no text
+    /// report unless a format or -o is given).
+    #[arg(long, value_parser = format_parser())]
+    pub format: Option<Format>,
     /// The wide layout: one row per run, one column per measurement (the
     /// default: one table per benchmark family, sweeps down the rows, runs across).
     #[arg(long)]
     pub wide: bool,
-    /// Also write a self-contained HTML report with charts here.
+    /// Write a self-contained HTML report with charts here (only that,
+    /// unless --format or -o asks for the text report too).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write the report here instead of standard output.
@@ -287,8 +289,8 @@ pub struct CompareArgs {
     /// The runs to compare with it.
     #[arg(required = true)]
     pub others: Vec<String>,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    #[arg(long, value_parser = format_parser(), default_value = "table")]
+    pub format: Format,
     /// The wide layout: one table per report group (the default: one table
     /// per benchmark family, sweeps down the rows, runs across).
     #[arg(long)]

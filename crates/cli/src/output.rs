@@ -92,9 +92,38 @@ pub fn print_json(json: &str) {
     write_stdout(json_text(json).as_bytes());
 }
 
+/// Whether standard output's reader has gone: a long output stops early.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Standard output as a writer, through the same door as `print_raw`
+/// (its bytes as they are: the writer sanitizes what it writes).
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        write_stdout(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Print text of touchstone's own making (no stored strings in it) as it is.
 pub fn print_raw(bytes: &[u8]) {
     write_stdout(bytes);
+}
+
+/// Print a report to standard output as its format asks: JSON with its
+/// control characters escaped, anything else sanitized.
+pub fn print_as(media: touchstone_report::Media, text: &str) {
+    match media {
+        touchstone_report::Media::Json => print_json(text),
+        _ => print(text),
+    }
 }
 
 /// Print a line to standard error, sanitized.
@@ -138,18 +167,49 @@ pub fn refuse_store(target: &Path, store: &Path) -> Result<(), CliError> {
 
 /// Write `bytes` to `path` (see the header), after `refuse_store`.
 pub fn write_file(path: &Path, bytes: &[u8], store: &Path) -> Result<(), CliError> {
+    write_file_with(path, store, |w| {
+        w.write_all(bytes).map_err(|e| cannot_write(path, e))
+    })
+}
+
+/// A file that could not be written, as the user is told.
+pub fn cannot_write(path: &Path, e: std::io::Error) -> CliError {
+    CliError::File {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    }
+}
+
+/// Write to `path` what `fill` writes, a piece at a time (see the header:
+/// a file appears whole or not at all), after `refuse_store`. `fill`'s own
+/// error stops the writing and is returned as it is.
+pub fn write_file_with(
+    path: &Path,
+    store: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
     refuse_store(path, store)?;
     let failed = |message: String| CliError::File {
         path: path.display().to_string(),
         message,
     };
+    let mut stopped = None;
+    let write = |w: &mut dyn Write| -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(w);
+        match fill(&mut out) {
+            Err(e) => {
+                stopped = Some(e);
+                Err(std::io::Error::other("stopped"))
+            }
+            Ok(()) => out.flush(),
+        }
+    };
     let written = match std::fs::metadata(path) {
         // The file a link leads to is replaced, never the link.
-        Ok(m) if m.is_file() => {
-            std::fs::canonicalize(path).and_then(|target| write_atomically(&target, bytes))
-        }
+        Ok(m) if m.is_file() => std::fs::canonicalize(path)
+            .and_then(|target| write_atomically_with(&target, |f| write(f), random_suffix)),
         Ok(m) if m.file_type().is_char_device() || m.file_type().is_fifo() => {
-            write_through(path, bytes)
+            write_through(path, write)
         }
         Ok(m) if m.file_type().is_block_device() => {
             return Err(failed(
@@ -164,19 +224,25 @@ pub fn write_file(path: &Path, bytes: &[u8], store: &Path) -> Result<(), CliErro
                 place::kind_of(m.file_type())
             )))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            place::resolve(path).and_then(|target| write_atomically(&target, bytes))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => place::resolve(path)
+            .and_then(|target| write_atomically_with(&target, |f| write(f), random_suffix)),
         Err(e) => Err(e),
     };
-    written.map_err(|e| failed(format!("cannot write: {e}")))
+    match (stopped, written) {
+        (Some(e), _) => Err(e),
+        (None, Ok(())) => Ok(()),
+        (None, Err(e)) => Err(failed(format!("cannot write: {e}"))),
+    }
 }
 
 /// Write into a character device or FIFO as it is (a terminal, /dev/null,
 /// a pipe): opened without creating or truncating anything, and checked
 /// once open to be still such a file, so a regular file put in its place
 /// meanwhile is never written into.
-fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_through(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
@@ -187,7 +253,7 @@ fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             "it was replaced while being opened; nothing was written",
         ));
     }
-    file.write_all(bytes)?;
+    fill(&mut file)?;
     file.flush()
 }
 
@@ -197,13 +263,14 @@ const ATTEMPTS: usize = 16;
 /// Write via a temporary file in the same directory and rename it into
 /// place, so a reader never sees half a document and a failure leaves any
 /// existing file untouched.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomically_with(path, bytes, random_suffix)
+#[cfg(test)]
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, |f| f.write_all(bytes), random_suffix)
 }
 
 fn write_atomically_with(
     path: &Path,
-    bytes: &[u8],
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
     mut suffix: impl FnMut() -> std::io::Result<String>,
 ) -> std::io::Result<()> {
     let dir = match path.parent() {
@@ -260,7 +327,7 @@ fn write_atomically_with(
             // Exactly the old mode, whatever the umask made of it.
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
-        file.write_all(bytes)?;
+        fill(&mut file)?;
         file.sync_all()?;
         drop(file);
         std::fs::rename(&tmp, path)?;
@@ -289,14 +356,20 @@ mod tests {
         let planted = dir.path().join(".report.txt.aaaa.tmp");
         std::os::unix::fs::symlink(&victim, &planted).unwrap();
         let mut draws = vec!["bbbb".to_string(), "aaaa".to_string()];
-        write_atomically_with(&target, b"report", || Ok(draws.pop().unwrap())).unwrap();
+        write_atomically_with(
+            &target,
+            |f| f.write_all(b"report"),
+            || Ok(draws.pop().unwrap()),
+        )
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "report");
         assert!(std::fs::symlink_metadata(&planted).unwrap().is_symlink());
         assert!(!dir.path().join(".report.txt.bbbb.tmp").exists());
 
         // Every name taken: an error, and still nothing written through the link.
-        let e = write_atomically_with(&target, b"again", || Ok("aaaa".into())).unwrap_err();
+        let e = write_atomically_with(&target, |f| f.write_all(b"again"), || Ok("aaaa".into()))
+            .unwrap_err();
         assert!(e.to_string().contains("were all taken"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "report");

@@ -605,7 +605,7 @@ impl Session {
             };
             crate::output::print(&format!(
                 "{header}\n{measurements}{}{}{summary}",
-                terminal::curves(&run.curves),
+                terminal::render_curves(&touchstone_report::Model::run(run).curves[0], true),
                 notes(run)
             ));
             let waiting = self.unstored.len() + self.unstored_curves.len();

@@ -4,12 +4,37 @@
 //! swept parameter in its own columns), one column per run; load curves
 //! add lines per point and figure (see `summary` and `comparison`).
 
-use touchstone_analysis::compare::{Comparison, Verdict};
-use touchstone_analysis::compare_curves::compare_runs;
-use touchstone_analysis::index::IndexLine;
+use touchstone_analysis::compare::Verdict;
+use touchstone_analysis::compare_curves::{CurveComparison, PeakSide};
 use touchstone_analysis::table::Matrix;
 use touchstone_results::curve::Point;
 use touchstone_results::Run;
+
+use crate::model::{Compared, Model};
+use crate::{run_export, Render};
+
+pub struct Csv;
+
+impl Render for Csv {
+    fn summary(&self, m: &Model) -> String {
+        if m.layout.wide {
+            summary_wide(&m.matrix, &m.order)
+        } else {
+            summary(&m.matrix, &m.order)
+        }
+    }
+
+    fn comparison(&self, m: &Model) -> String {
+        comparison(
+            &m.matrix,
+            m.compared.as_ref().expect("a comparison's model"),
+        )
+    }
+
+    fn run(&self, m: &Model) -> String {
+        run_export::csv(m.matrix.runs[0])
+    }
+}
 
 /// One field, quoted when it must be (RFC 4180).
 pub fn field(s: &str) -> String {
@@ -141,7 +166,11 @@ pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
     let mut out = line(&head);
     for &r in order {
         let mut f = run_fields(m.runs[r]);
-        f.extend(m.cells[r].iter().map(|c| num(c.map(|x| x.value()))));
+        f.extend(
+            m.cells[r]
+                .iter()
+                .map(|c| num(c.as_ref().map(|x| x.value()))),
+        );
         if has_curves {
             f.extend(POINT_COLUMNS.iter().map(|_| String::new()));
         }
@@ -217,7 +246,7 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
             fields.extend(
                 order
                     .iter()
-                    .map(|&r| num(m.cells[r][row.column].map(|x| x.value()))),
+                    .map(|&r| num(m.cell(r, row.column).map(|x| x.value()))),
             );
             out.push_str(&line(&fields));
         }
@@ -282,7 +311,8 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
 /// The comparison, one line per (measurement, run), then the load curves'
 /// lines (see `curve_comparison_rows`), then one line per index (benchmark
 /// "INDEX", the index in `value`).
-pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
+pub fn comparison(m: &Matrix, compared: &Compared) -> String {
+    let (c, index) = (&compared.comparison, &compared.index);
     let head = [
         "group",
         "benchmark",
@@ -318,8 +348,12 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
             ]));
         }
     }
-    for &o in &c.others {
-        out.push_str(&curve_comparison_rows(m.runs[c.base], m.runs[o]));
+    for (k, &o) in c.others.iter().enumerate() {
+        out.push_str(&curve_comparison_rows(
+            &m.runs[c.base].id,
+            &m.runs[o].id,
+            &compared.curves[k],
+        ));
     }
     for l in index {
         for (k, v) in l.values.iter().enumerate() {
@@ -349,9 +383,9 @@ fn verdict_field(v: Verdict) -> String {
 /// The comparison of two runs' load curves as comparison lines: group
 /// `curve`, benchmark `WORKLOAD/PARAM:V…/cpus:K/load:L` (then `/p99` for
 /// the p99 latency line, `/peak` for the peaks), `parallel` the load.
-fn curve_comparison_rows(base: &Run, other: &Run) -> String {
+fn curve_comparison_rows(base: &str, other: &str, curves: &[CurveComparison]) -> String {
     let mut out = String::new();
-    for cc in compare_runs(base, other) {
+    for cc in curves {
         let stem = std::iter::once(cc.workload.clone())
             .chain(cc.params.iter().map(|(k, v)| format!("{k}:{v}")))
             .collect::<Vec<_>>()
@@ -363,9 +397,9 @@ fn curve_comparison_rows(base: &Run, other: &Run) -> String {
                 name.clone(),
                 p.load.to_string(),
                 "ops/s".into(),
-                base.id.clone(),
+                base.to_string(),
                 num(p.base.map(|s| s.throughput.mean)),
-                other.id.clone(),
+                other.to_string(),
                 num(p.other.map(|s| s.throughput.mean)),
                 num(p.ratio.map(|x| x.ratio)),
                 num(p.ratio.map(|x| x.low)),
@@ -377,9 +411,9 @@ fn curve_comparison_rows(base: &Run, other: &Run) -> String {
                 format!("{name}/p99"),
                 p.load.to_string(),
                 "ns".into(),
-                base.id.clone(),
+                base.to_string(),
                 num(p.base.map(|s| s.p99_ns as f64)),
-                other.id.clone(),
+                other.to_string(),
                 num(p.other.map(|s| s.p99_ns as f64)),
                 num(p.p99_ratio),
                 String::new(),
@@ -388,7 +422,7 @@ fn curve_comparison_rows(base: &Run, other: &Run) -> String {
             ]));
         }
         for p in &cc.peaks {
-            let peak = |s: &Option<touchstone_analysis::compare_curves::PeakSide>| {
+            let peak = |s: &Option<PeakSide>| {
                 s.as_ref()
                     .and_then(|s| s.peak.as_ref().ok())
                     .map(|(load, t)| (*load, t.mean))
@@ -399,9 +433,9 @@ fn curve_comparison_rows(base: &Run, other: &Run) -> String {
                 format!("{stem}/cpus:{}/peak", p.cpus),
                 String::new(),
                 "ops/s".into(),
-                base.id.clone(),
+                base.to_string(),
                 num(b.map(|x| x.1)),
-                other.id.clone(),
+                other.to_string(),
                 num(o.map(|x| x.1)),
                 num(p.ratio.map(|x| x.ratio)),
                 num(p.ratio.map(|x| x.low)),

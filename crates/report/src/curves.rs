@@ -8,16 +8,17 @@
 
 use touchstone_analysis::compare::{Ratio, Verdict};
 use touchstone_analysis::compare_curves::{
-    compare_runs, curve_title, CurveComparison, PeakComparison, PeakSide, PointComparison,
-    PointSide,
+    curve_title, CurveComparison, PeakComparison, PeakSide, PointComparison, PointSide,
 };
 use touchstone_analysis::curve::{CurveError, CurveSummary, Scaling};
 use touchstone_analysis::curve_analysis::{CpuCountAnalysis, CurveAnalysis};
+use touchstone_analysis::table::Matrix;
 use touchstone_analysis::usl::{Interval, UslError, UslFit};
 use touchstone_results::curve::{Curve, Point};
 use touchstone_results::units::{format_sig, format_value, Scale};
 use touchstone_results::{Run, Unit};
 
+use crate::model::Compared;
 use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
 
 /// The short name of an operation in a rate: "trans" for transactions,
@@ -355,9 +356,12 @@ pub const MODE_PARAM: &str = "mode";
 
 /// Curves of one run shown together: the same workload with the same
 /// parameters but `mode`, in their order; only groups of two or more.
-pub fn mode_groups(curves: &[Curve]) -> Vec<Vec<&Curve>> {
+pub fn mode_groups<'c>(curves: impl IntoIterator<Item = &'c Curve>) -> Vec<Vec<&'c Curve>> {
     let mut groups: Vec<Vec<&Curve>> = Vec::new();
-    for c in curves.iter().filter(|c| c.params.contains_key(MODE_PARAM)) {
+    for c in curves
+        .into_iter()
+        .filter(|c| c.params.contains_key(MODE_PARAM))
+    {
         let rest = |c: &Curve| {
             let mut p = c.params.clone();
             p.remove(MODE_PARAM);
@@ -583,11 +587,17 @@ fn peak_at(c: Option<&CurveComparison>, cpus: u32) -> Option<&PeakComparison> {
 /// point by point (throughput with its ratio, interval and verdict, p99
 /// ratio) and one of peaks and knees by CPU count. Empty when no run has a
 /// curve.
-pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
-    let per_other: Vec<Vec<CurveComparison>> =
-        others.iter().map(|o| compare_runs(base, o)).collect();
+pub fn comparison_sheets(m: &Matrix, compared: &Compared) -> Vec<Sheet> {
+    let base = m.runs[compared.comparison.base];
+    let others: Vec<&Run> = compared
+        .comparison
+        .others
+        .iter()
+        .map(|&o| m.runs[o])
+        .collect();
+    let per_other = &compared.curves;
     let mut sheets = Vec::new();
-    for (title, operation) in titles(&per_other) {
+    for (title, operation) in titles(per_other) {
         let comps: Vec<Option<&CurveComparison>> = per_other
             .iter()
             .map(|v| v.iter().find(|c| c.title() == title))
@@ -614,7 +624,7 @@ pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
             format!("base: {} ({unit})", run_heading(base)),
         ];
         let mut numeric = vec![true, true, true];
-        for o in others {
+        for o in &others {
             header.extend([
                 format!("{} ({unit})", run_heading(o)),
                 "ratio [CI]".into(),
@@ -676,7 +686,7 @@ pub fn comparison_sheets(base: &Run, others: &[&Run]) -> Vec<Sheet> {
             "knee (load)".to_string(),
         ];
         let mut numeric = vec![true, true, false];
-        for o in others {
+        for o in &others {
             header.extend([
                 format!("{} peak ({unit})", run_heading(o)),
                 "ratio [CI]".into(),

@@ -5,13 +5,33 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use touchstone_analysis::compare::Comparison;
-use touchstone_analysis::compare_curves::compare_runs;
-use touchstone_analysis::curve_analysis::analyse;
-use touchstone_analysis::index::IndexLine;
-use touchstone_analysis::table::Matrix;
-use touchstone_results::curve::{Curve, Point};
+use touchstone_analysis::curve_analysis::Analysed;
+use touchstone_results::curve::Point;
 use touchstone_results::Run;
+
+use crate::model::Model;
+use crate::{Media, Render};
+
+pub struct Json;
+
+impl Render for Json {
+    fn summary(&self, m: &Model) -> String {
+        summary(m) + "\n"
+    }
+
+    fn comparison(&self, m: &Model) -> String {
+        comparison(m) + "\n"
+    }
+
+    /// The run as the exchange format holds it (`touchstone export`).
+    fn run(&self, m: &Model) -> String {
+        touchstone_results::json::to_string(vec![m.matrix.runs[0].clone()]) + "\n"
+    }
+
+    fn media(&self) -> Media {
+        Media::Json
+    }
+}
 
 fn run_json(r: &Run) -> Value {
     json!({
@@ -24,7 +44,8 @@ fn run_json(r: &Run) -> Value {
     })
 }
 
-pub fn summary(m: &Matrix, order: &[usize]) -> String {
+pub fn summary(model: &Model) -> String {
+    let (m, order) = (&model.matrix, &model.order);
     let rows: Vec<Value> = order
         .iter()
         .map(|&r| {
@@ -37,7 +58,7 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
                         "ci_low": x.summary.ci_low,
                         "ci_high": x.summary.ci_high,
                         "n": x.summary.n,
-                        "warnings": x.warnings.iter().map(|w| &w.code).collect::<Vec<_>>(),
+                        "warnings": x.warnings,
                     }),
                 })
                 .collect();
@@ -47,10 +68,9 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
     let curves: Vec<Value> = order
         .iter()
         .flat_map(|&r| {
-            m.runs[r]
-                .curves
+            model.curves[r]
                 .iter()
-                .map(move |c| curve_json(m.runs[r], c))
+                .map(move |a| curve_json(m.runs[r], a))
         })
         .collect();
     let doc = json!({
@@ -63,7 +83,10 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
 
-pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
+pub fn comparison(model: &Model) -> String {
+    let m = &model.matrix;
+    let compared = model.compared.as_ref().expect("a comparison's model");
+    let (c, index) = (&compared.comparison, &compared.index);
     let rows: Vec<Value> = c
         .rows
         .iter()
@@ -87,11 +110,12 @@ pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine]) -> String {
     let curves: Vec<Value> = c
         .others
         .iter()
-        .map(|&o| {
+        .zip(&compared.curves)
+        .map(|(&o, curves)| {
             json!({
                 "base": base.id,
                 "run": m.runs[o].id,
-                "curves": compare_runs(base, m.runs[o]),
+                "curves": curves,
             })
         })
         .collect();
@@ -138,8 +162,8 @@ fn point_json(p: &Point) -> Value {
 /// One curve of `run`: its points, and per CPU count the peak, knee,
 /// crossover and USL fit; across CPU counts S(k) and the USL over CPUs.
 /// Indices in the analysis are into `points`.
-fn curve_json(run: &Run, c: &Curve) -> Value {
-    let a = analyse(c);
+fn curve_json(run: &Run, analysed: &Analysed) -> Value {
+    let (c, a) = (analysed.curve, &analysed.analysis);
     let by_cpus: Vec<Value> = a
         .by_cpus
         .iter()

@@ -9,7 +9,7 @@ use touchstone_analysis::compare::{Comparison, Verdict};
 use touchstone_analysis::table::{run_title, short_id, Matrix};
 use touchstone_results::groups::title;
 use touchstone_results::units::Scale;
-use touchstone_results::warnings::moves_headline;
+use touchstone_results::Unit;
 
 use crate::families::{families, Family};
 use crate::sheet::{ratio_text, Sheet, WARNING_MARK};
@@ -23,20 +23,35 @@ pub const DEFAULT_WIDTH: usize = 120;
 /// same for several of `runs` (a label shared by a whole farm), it is the
 /// host and label instead.
 pub fn run_column(m: &Matrix, runs: &[usize], r: usize) -> String {
+    let at = runs.iter().position(|&k| k == r);
+    match at {
+        Some(i) => run_columns(m, runs).swap_remove(i),
+        None => run_columns(m, &[r]).swap_remove(0),
+    }
+}
+
+/// `run_column` of each of `runs`, in their order (once for all: a farm's
+/// thousand runs are not compared with each other a thousand times).
+pub fn run_columns(m: &Matrix, runs: &[usize]) -> Vec<String> {
     let short = |k: usize| {
         let run = m.runs[k];
-        run.label
-            .clone()
-            .unwrap_or_else(|| run.host.hostname.clone())
+        run.label.as_deref().unwrap_or(&run.host.hostname)
     };
-    let name = short(r);
-    let shared = runs.iter().filter(|&&k| short(k) == name).count() > 1;
-    let first = if shared && m.runs[r].label.is_some() {
-        run_title(m.runs[r])
-    } else {
-        name
-    };
-    format!("{first}\n{}", short_id(&m.runs[r].id))
+    let mut count: std::collections::HashMap<&str, usize> = Default::default();
+    for &k in runs {
+        *count.entry(short(k)).or_default() += 1;
+    }
+    runs.iter()
+        .map(|&r| {
+            let name = short(r);
+            let first = if count[name] > 1 && m.runs[r].label.is_some() {
+                run_title(m.runs[r])
+            } else {
+                name.to_string()
+            };
+            format!("{first}\n{}", short_id(&m.runs[r].id))
+        })
+        .collect()
 }
 
 /// The lines that name the runs in full, above the tables.
@@ -104,19 +119,24 @@ fn keys(m: &Matrix, f: &Family, runs: &[usize]) -> Keys {
     }
     header.push("unit".to_string());
     // One scale per case and unit, from every figure of the case.
+    let mut by_case: std::collections::HashMap<(&str, Unit), Vec<f64>> = Default::default();
+    for o in &f.rows {
+        let unit = m.columns[o.column].unit;
+        by_case.entry((o.case.as_str(), unit)).or_default().extend(
+            runs.iter()
+                .filter_map(|&k| m.cell(k, o.column))
+                .map(|x| x.value()),
+        );
+    }
+    let mut scale_of: std::collections::HashMap<(&str, Unit), Scale> = Default::default();
     let scales: Vec<Scale> = f
         .rows
         .iter()
         .map(|r| {
-            let unit = m.columns[r.column].unit;
-            let values: Vec<f64> = f
-                .rows
-                .iter()
-                .filter(|o| o.case == r.case && m.columns[o.column].unit == unit)
-                .flat_map(|o| runs.iter().filter_map(move |&k| m.cells[k][o.column]))
-                .map(|x| x.value())
-                .collect();
-            Scale::for_column(unit, &values)
+            let key = (r.case.as_str(), m.columns[r.column].unit);
+            *scale_of
+                .entry(key)
+                .or_insert_with(|| Scale::for_column(key.1, &by_case[&key]))
         })
         .collect();
     let mut rows = Vec::new();
@@ -161,11 +181,10 @@ fn column(header: String, numeric: bool, cells: Vec<String>) -> Column {
 }
 
 fn figure(m: &Matrix, run: usize, col: usize, s: &Scale) -> String {
-    match m.cells[run][col] {
+    match m.cell(run, col) {
         None => "-".to_string(),
-        Some(x) if x.warnings.iter().any(|w| moves_headline(w, x)) => {
-            format!("{}{WARNING_MARK}", s.format(x.value()))
-        }
+        // Marked only by a warning that can move the figure.
+        Some(x) if x.marked => format!("{}{WARNING_MARK}", s.format(x.value())),
         Some(x) => s.format(x.value()),
     }
 }
@@ -252,25 +271,34 @@ fn family_sheets(
 /// The summary: per family, one row per measurement (swept value down the
 /// rows), one column per run in `order`, medians in one scale per case.
 pub fn summary(m: &Matrix, order: &[usize], width: usize) -> Vec<Sheet> {
-    families(m)
-        .iter()
-        .flat_map(|f| {
-            let k = keys(m, f, order);
-            let blocks = order
-                .iter()
-                .map(|&r| {
-                    let cells = f
-                        .rows
-                        .iter()
-                        .zip(&k.scales)
-                        .map(|(row, s)| figure(m, r, row.column, s))
-                        .collect();
-                    vec![column(run_column(m, order, r), true, cells)]
-                })
-                .collect();
-            family_sheets(f, k, vec![], blocks, width)
-        })
-        .collect()
+    summaries(m, order, width).flatten().collect()
+}
+
+/// `summary`, one family's sheets at a time: a farm's thousand runs are
+/// drawn a family at a time, never all their cells at once.
+pub fn summaries<'m>(
+    m: &'m Matrix,
+    order: &'m [usize],
+    width: usize,
+) -> impl Iterator<Item = Vec<Sheet>> + 'm {
+    let heads = run_columns(m, order);
+    families(m).into_iter().map(move |f| {
+        let k = keys(m, &f, order);
+        let blocks = order
+            .iter()
+            .zip(&heads)
+            .map(|(&r, head)| {
+                let cells = f
+                    .rows
+                    .iter()
+                    .zip(&k.scales)
+                    .map(|(row, s)| figure(m, r, row.column, s))
+                    .collect();
+                vec![column(head.clone(), true, cells)]
+            })
+            .collect();
+        family_sheets(&f, k, vec![], blocks, width)
+    })
 }
 
 fn verdict_text(cell: &touchstone_analysis::compare::Cell) -> String {
@@ -288,6 +316,7 @@ pub fn comparison(m: &Matrix, c: &Comparison, width: usize) -> Vec<Sheet> {
     runs.extend(&c.others);
     let by_column: std::collections::BTreeMap<usize, &touchstone_analysis::compare::Row> =
         c.rows.iter().map(|r| (r.column, r)).collect();
+    let heads = run_columns(m, &runs);
     families(m)
         .iter()
         .flat_map(|f| {
@@ -296,16 +325,12 @@ pub fn comparison(m: &Matrix, c: &Comparison, width: usize) -> Vec<Sheet> {
                 .rows
                 .iter()
                 .zip(&k.scales)
-                .map(|(row, s)| match m.cells[c.base][row.column] {
+                .map(|(row, s)| match m.cell(c.base, row.column) {
                     None => "missing".to_string(),
                     Some(_) => figure(m, c.base, row.column, s),
                 })
                 .collect();
-            let fixed = vec![column(
-                format!("base: {}", run_column(m, &runs, c.base)),
-                true,
-                base_cells,
-            )];
+            let fixed = vec![column(format!("base: {}", heads[0]), true, base_cells)];
             let blocks = c
                 .others
                 .iter()
@@ -319,7 +344,7 @@ pub fn comparison(m: &Matrix, c: &Comparison, width: usize) -> Vec<Sheet> {
                         verdicts.push(verdict_text(cell));
                     }
                     vec![
-                        column(run_column(m, &runs, o), true, values),
+                        column(heads[1 + i].clone(), true, values),
                         column("ratio [CI]".to_string(), true, ratios),
                         column(String::new(), false, verdicts),
                     ]

@@ -1,8 +1,10 @@
-//! Reports: they read only the results model (runs, measurements and load
-//! curves), never the benchmarks or the store. Terminal tables of one run
-//! live in `terminal`; the multi-run summary and the comparison are built
-//! as sheets (`sheet`, and `curves` for load curves) and rendered as
-//! terminal tables, Markdown, CSV, JSON or a self-contained HTML page.
+//! Reports: they read only the report model (`model::Model`: the runs'
+//! figures, each load curve's analysis, comparisons and indices, analysed
+//! once per command), never the benchmarks or the store. Each output
+//! format is one renderer behind one trait (`Render`), listed once in
+//! `FORMATS`: terminal tables (`text`), Markdown, CSV, JSON and a
+//! self-contained HTML page. The tables are built as sheets (`sheet`,
+//! `layout`, and `curves` for load curves) that the formats draw alike.
 
 pub mod colour;
 pub mod csv;
@@ -14,40 +16,17 @@ pub mod hyperfine;
 pub mod json;
 pub mod layout;
 pub mod markdown;
+pub mod model;
 pub mod run_export;
 pub mod run_summary;
 pub mod sanitize;
 pub mod sheet;
+pub mod spread;
 pub mod tables;
 pub mod terminal;
+pub mod text;
 
-use touchstone_analysis::compare::Comparison;
-use touchstone_analysis::index::IndexLine;
-use touchstone_analysis::table::Matrix;
-
-/// The text formats of `report` and `compare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Table,
-    Csv,
-    Json,
-    Markdown,
-}
-
-const SUMMARY_NOTE: &str =
-    "Medians, one unit per column; '-' = not measured; '!' = a warning that can move the figure (all: touchstone show RUN --warnings).";
-const COMPARE_NOTE: &str = "ratio = run / base with a ≥95 % confidence interval; faster/slower only where the interval excludes 1, else '~';\n'no base' = the base run lacks it. Method: docs/reports.md.";
-
-const CURVE_COMPARE_NOTE: &str = "Load curves: ratio = run / base of mean throughput at the same load and CPUs, with a ≥95 % interval from the trials' 97.5 % t-intervals; faster/slower only where it excludes 1; p99 ratio has no interval; ! = a point that did not converge. Method: docs/reports.md.";
-
-/// The runs in `order` that hold load curves.
-fn runs_with_curves<'a>(m: &Matrix<'a>, order: &[usize]) -> Vec<&'a touchstone_results::Run> {
-    order
-        .iter()
-        .map(|&r| m.runs[r])
-        .filter(|r| !r.curves.is_empty())
-        .collect()
-}
+pub use model::Model;
 
 /// How `report` and `compare` lay their tables out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,115 +47,77 @@ impl Default for Layout {
     }
 }
 
-const FAMILY_NOTE: &str = "Medians; a table per family that sweeps a parameter (down the rows), runs across (named above); --wide: runs as rows.\n'-' = not measured; '!' = the figure carries warnings (touchstone show RUN).";
-
-/// The summary of the runs in the default layout (see `summary_with`).
-pub fn summary(m: &Matrix, order: &[usize], format: Format) -> String {
-    summary_with(m, order, format, Layout::default())
+/// What a renderer's text is, for the writer: plain text is stripped of
+/// control characters, JSON keeps them as escapes, a page is written whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Media {
+    Text,
+    Json,
+    Html,
 }
 
-/// The summary of the runs, runs in `order`, then each run's load curves.
-/// By default one table per benchmark family with runs side by side
-/// (`layout`); with `wide`, lmbench's one row per run and one column per
-/// measurement (`sheet::summary`).
-pub fn summary_with(m: &Matrix, order: &[usize], format: Format, l: Layout) -> String {
-    let curve_runs = runs_with_curves(m, order);
-    let (sheets, note) = if l.wide {
-        (sheet::summary(m, order), SUMMARY_NOTE)
-    } else {
-        (layout::summary(m, order, l.width), FAMILY_NOTE)
-    };
-    match format {
-        Format::Table => {
-            let mut out = String::new();
-            if !m.columns.is_empty() || curve_runs.is_empty() {
-                let tables = if l.wide {
-                    tables::render(&sheets)
-                } else {
-                    layout::run_legend(m, order) + &tables::render_fitted(&sheets)
-                };
-                out = format!("{tables}{note}\n");
-            }
-            for run in curve_runs {
-                out.push_str(&format!(
-                    "\nLoad curves of run {}\n\n{}",
-                    sheet::run_heading(run),
-                    terminal::curves(&run.curves)
-                ));
-            }
-            out
-        }
-        Format::Markdown => {
-            let mut notes = vec![note.to_string()];
-            if !l.wide {
-                notes.push(layout::run_legend(m, order).replace('\n', "\n\n"));
-            }
-            markdown::render("touchstone summary", &sheets, &notes) + &markdown::curves(&curve_runs)
-        }
-        Format::Csv if l.wide => csv::summary_wide(m, order),
-        Format::Csv => csv::summary(m, order),
-        Format::Json => json::summary(m, order) + "\n",
+/// One output format: the model of `report`, `compare` or `show` as text.
+pub trait Render: Sync {
+    /// `report` (and `fleet report`): the summary of the model's runs.
+    fn summary(&self, m: &Model) -> String;
+    /// `compare`: the model's runs against the first, and the index.
+    fn comparison(&self, m: &Model) -> String;
+    /// `show`: the model's one run in full.
+    fn run(&self, m: &Model) -> String;
+    fn media(&self) -> Media {
+        Media::Text
+    }
+    /// Whether it draws runs in detail (charts of every run, raw samples):
+    /// then a model of more than `model::DETAIL_RUNS` runs carries the
+    /// first of them whole (`Model::with_detail`).
+    fn draws(&self) -> bool {
+        false
     }
 }
 
-/// The comparison in the default layout (see `comparison_with`).
-pub fn comparison(m: &Matrix, c: &Comparison, index: &[IndexLine], format: Format) -> String {
-    comparison_with(m, c, index, format, Layout::default())
+/// Every format, by the name `--format` takes: a new format is one file
+/// and one line here.
+const FORMATS: &[(&str, &dyn Render)] = &[
+    ("table", &text::Text),
+    ("csv", &csv::Csv),
+    ("json", &json::Json),
+    ("markdown", &markdown::Markdown),
+    ("html", &html::Html),
+];
+
+/// An output format (an entry of `FORMATS`).
+#[derive(Clone, Copy)]
+pub struct Format(usize);
+
+impl Format {
+    /// The format called `name`.
+    pub fn named(name: &str) -> Option<Format> {
+        FORMATS.iter().position(|f| f.0 == name).map(Format)
+    }
+
+    /// Every format's name, in order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        FORMATS.iter().map(|f| f.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        FORMATS[self.0].0
+    }
+
+    pub fn renderer(self) -> &'static dyn Render {
+        FORMATS[self.0].1
+    }
 }
 
-/// The comparison with the base run (measurements, then load curves) and
-/// the index table. By default one table per family, measurements down
-/// the rows and the runs across (`layout`); with `wide`, one table per
-/// report group (`sheet::comparison`).
-pub fn comparison_with(
-    m: &Matrix,
-    c: &Comparison,
-    index: &[IndexLine],
-    format: Format,
-    l: Layout,
-) -> String {
-    let mut sheets = if l.wide {
-        sheet::comparison(m, c)
-    } else {
-        layout::comparison(m, c, l.width)
-    };
-    let others: Vec<&touchstone_results::Run> = c.others.iter().map(|&o| m.runs[o]).collect();
-    let curve_sheets = curves::comparison_sheets(m.runs[c.base], &others);
-    let mut notes = vec![COMPARE_NOTE.to_string()];
-    if !curve_sheets.is_empty() {
-        notes.push(CURVE_COMPARE_NOTE.to_string());
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
-    match format {
-        Format::Table if !l.wide => {
-            let mut order = vec![c.base];
-            order.extend(&c.others);
-            let mut rest = curve_sheets;
-            rest.push(sheet::index(m, c, index));
-            format!(
-                "{}{}{}{}\n",
-                layout::run_legend(m, &order),
-                tables::render_fitted(&sheets),
-                tables::render(&rest),
-                notes.join("\n")
-            )
-        }
-        Format::Table => {
-            sheets.extend(curve_sheets);
-            sheets.push(sheet::index(m, c, index));
-            format!("{}{}\n", tables::render(&sheets), notes.join("\n"))
-        }
-        Format::Markdown => {
-            sheets.extend(curve_sheets);
-            sheets.push(sheet::index(m, c, index));
-            if !l.wide {
-                let mut order = vec![c.base];
-                order.extend(&c.others);
-                notes.push(layout::run_legend(m, &order).replace('\n', "\n\n"));
-            }
-            markdown::render("touchstone comparison", &sheets, &notes)
-        }
-        Format::Csv => csv::comparison(m, c, index),
-        Format::Json => json::comparison(m, c, index) + "\n",
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.0 == other.0
     }
 }
 
@@ -187,8 +128,27 @@ pub(crate) mod testdata;
 mod tests {
     use super::*;
     use crate::testdata::{run, tcp_rr};
-    use touchstone_analysis::compare::compare;
-    use touchstone_analysis::index::indices;
+    use crate::text::CURVE_COMPARE_NOTE;
+    use touchstone_analysis::table::Matrix;
+
+    fn format(name: &str) -> &'static dyn Render {
+        Format::named(name).unwrap().renderer()
+    }
+
+    /// The summary of `runs` in `order`, in the format called `name`.
+    fn summary(runs: &[touchstone_results::Run], order: &[usize], name: &str) -> String {
+        summary_with(runs, order, name, Layout::default())
+    }
+
+    fn summary_with(
+        runs: &[touchstone_results::Run],
+        order: &[usize],
+        name: &str,
+        l: Layout,
+    ) -> String {
+        let m = Matrix::build(runs).unwrap();
+        format(name).summary(&Model::summary(m, order.to_vec(), l))
+    }
 
     /// The base's tcp_rr, and another run 20 % faster at 2 CPUs that did
     /// not measure 1 CPU.
@@ -208,17 +168,15 @@ mod tests {
         ]
     }
 
-    fn compared(format: Format) -> String {
+    fn compared(name: &str) -> String {
         let runs = two_runs();
         let m = Matrix::build(&runs).unwrap();
-        let c = compare(&m, 0, &[1]);
-        let idx = indices(&m, &c);
-        comparison(&m, &c, &idx, format)
+        format(name).comparison(&Model::comparison(m, Layout::default()))
     }
 
     #[test]
     fn compare_shows_curves_point_by_point_with_peaks_and_knees() {
-        let text = compared(Format::Table);
+        let text = compared("table");
         assert!(
             text.contains("Load curve tcp_rr size:4: throughput point by point"),
             "{text}"
@@ -254,7 +212,7 @@ mod tests {
         assert!(peak.contains("faster"), "{peak}");
         assert!(text.contains(CURVE_COMPARE_NOTE));
 
-        let csv = compared(Format::Csv);
+        let csv = compared("csv");
         let line = csv
             .lines()
             .find(|l| {
@@ -268,7 +226,7 @@ mod tests {
             |l| l.starts_with("curve,tcp_rr/size:4/cpus:1/load:1,") && l.ends_with(",missing")
         ));
 
-        let json: serde_json::Value = serde_json::from_str(&compared(Format::Json)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&compared("json")).unwrap();
         let curves = &json["curves"][0]["curves"][0];
         assert_eq!(curves["workload"], "tcp_rr");
         let p = curves["points"]
@@ -278,7 +236,7 @@ mod tests {
             .find(|p| p["cpus"] == 2 && p["load"] == 2)
             .unwrap();
         assert_eq!(p["verdict"], "faster");
-        let md = compared(Format::Markdown);
+        let md = compared("markdown");
         assert!(
             md.contains("## Load curve tcp_rr size:4: peaks and knees"),
             "{md}"
@@ -288,10 +246,9 @@ mod tests {
     #[test]
     fn the_summary_exports_carry_one_row_per_point() {
         let runs = two_runs();
-        let m = Matrix::build(&runs).unwrap();
         // Runs across: one line per point (8 loads over both CPU counts,
         // the union of both runs) and figure; the run lacking it is empty.
-        let csv = summary(&m, &[0, 1], Format::Csv);
+        let csv = summary(&runs, &[0, 1], "csv");
         assert!(csv.starts_with(
             "group,family,measurement,parallel,case,sweep,sweep_value,unit,aaaa0001,bbbb0002\n"
         ));
@@ -308,7 +265,7 @@ mod tests {
             wide: true,
             ..Layout::default()
         };
-        let csv = summary_with(&m, &[0, 1], Format::Csv, wide);
+        let csv = summary_with(&runs, &[0, 1], "csv", wide);
         let mut lines = csv.lines();
         let head = lines.next().unwrap();
         assert!(
@@ -328,7 +285,7 @@ mod tests {
             .unwrap_or_else(|| panic!("{csv}"));
         assert_eq!(point.split(',').count(), head.split(',').count());
         let json: serde_json::Value =
-            serde_json::from_str(&summary(&m, &[0, 1], Format::Json)).unwrap();
+            serde_json::from_str(&summary(&runs, &[0, 1], "json")).unwrap();
         let c = &json["curves"][0];
         assert_eq!(c["points"].as_array().unwrap().len(), 8);
         assert_eq!(c["points"][0]["latency_ns"]["p99"], 120_063);
@@ -342,10 +299,10 @@ mod tests {
                 .unwrap(),
             "the USL needs at least 3 distinct loads to fit 3 coefficients; got 2"
         );
-        let md = summary(&m, &[0, 1], Format::Markdown);
+        let md = summary(&runs, &[0, 1], "markdown");
         assert!(md.contains("### tcp_rr size:4 · 2 CPUs (0,1)"), "{md}");
         assert!(md.contains("| 8 | 105.0 ± 1.6 |"), "{md}");
-        let table = summary(&m, &[0, 1], Format::Table);
+        let table = summary(&runs, &[0, 1], "table");
         assert!(
             table.contains("Load curves of run alpha aaaa0001"),
             "{table}"

@@ -1,11 +1,38 @@
-//! Sheets as GitHub-flavoured Markdown tables, one per group; load curves
-//! as one table per CPU count with its line of figures and notes.
-
-use touchstone_analysis::curve_analysis::analyse;
-use touchstone_results::Run;
+//! The Markdown format: sheets as GitHub-flavoured Markdown tables, one
+//! per family or group; load curves as one table per CPU count with its
+//! line of figures and notes; one run as `run_export` writes it.
 
 use crate::curves::curve_text;
+use crate::model::Model;
 use crate::sheet::{run_heading, Sheet};
+use crate::{layout, run_export, text, Render};
+
+pub struct Markdown;
+
+impl Render for Markdown {
+    fn summary(&self, m: &Model) -> String {
+        let (sheets, note) = text::summary_sheets(m);
+        let mut notes = vec![note.to_string()];
+        if !m.layout.wide {
+            notes.push(layout::run_legend(&m.matrix, &m.order).replace('\n', "\n\n"));
+        }
+        render("touchstone summary", &sheets, &notes) + &curves(m)
+    }
+
+    fn comparison(&self, m: &Model) -> String {
+        let (mut sheets, rest) = text::comparison_sheets(m);
+        sheets.extend(rest);
+        let mut notes = text::comparison_notes(m);
+        if !m.layout.wide {
+            notes.push(layout::run_legend(&m.matrix, &m.order).replace('\n', "\n\n"));
+        }
+        render("touchstone comparison", &sheets, &notes)
+    }
+
+    fn run(&self, m: &Model) -> String {
+        run_export::markdown(m)
+    }
+}
 
 fn escape(s: &str) -> String {
     s.replace('|', "\\|")
@@ -45,13 +72,15 @@ pub fn render(title: &str, sheets: &[Sheet], notes: &[String]) -> String {
     out
 }
 
-/// The load curves of `runs`: per run and curve, a section with one table
-/// per CPU count (one row per point), its line of figures, and the notes.
-pub fn curves(runs: &[&Run]) -> String {
+/// The load curves of the model's runs: per run and curve, a section with
+/// one table per CPU count (one row per point), its line of figures, and
+/// the notes.
+pub fn curves(m: &Model) -> String {
     let mut out = String::new();
-    for run in runs {
-        for curve in &run.curves {
-            let text = curve_text(curve, &analyse(curve));
+    for r in m.rows_with_curves() {
+        let run = m.matrix.runs[r];
+        for a in &m.curves[r] {
+            let text = curve_text(a.curve, &a.analysis);
             out.push_str(&format!("## {} · run {}\n\n", text.title, run_heading(run)));
             for b in &text.blocks {
                 out.push_str(&format!(

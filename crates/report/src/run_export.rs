@@ -8,6 +8,7 @@ use touchstone_results::groups::{title, GROUPS};
 use touchstone_results::{Measurement, Run, Statistic};
 
 use crate::csv::field;
+use crate::model::Model;
 use crate::terminal::figure_cells;
 
 /// The CSV columns, one row per measurement.
@@ -106,8 +107,10 @@ fn cell(s: &str) -> String {
 
 /// The run as GitHub-flavoured Markdown: a heading with the host and
 /// label, one table per report group (the terminal's figures), the
-/// warnings with their remedies, then the load curves.
-pub fn markdown(run: &Run) -> String {
+/// warnings with their remedies, then the load curves (the model of the
+/// one run: `Model::run`).
+pub fn markdown(model: &Model) -> String {
+    let run = model.matrix.runs[0];
     let mut out = format!(
         "# touchstone run {}\n\n- host: {}\n- started: {}\n- status: {}\n",
         run.id,
@@ -163,7 +166,7 @@ pub fn markdown(run: &Run) -> String {
         out += &format!("## Notes\n\n{}\n\n", notes.join("\n"));
     }
     if !run.curves.is_empty() {
-        out += &crate::markdown::curves(&[run]);
+        out += &crate::markdown::curves(model);
     }
     out
 }
@@ -247,7 +250,7 @@ mod tests {
     fn markdown_has_a_table_per_group_and_escapes_pipes() {
         let mut r = run();
         r.label = Some("a|b".into());
-        let text = markdown(&r);
+        let text = markdown(&Model::run(&r));
         assert!(text.starts_with("# touchstone run "));
         assert!(text.contains("- label: a\\|b"), "{text}");
         assert!(text.contains("| benchmark | procs |"));

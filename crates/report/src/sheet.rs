@@ -7,7 +7,6 @@ use touchstone_analysis::index::IndexLine;
 use touchstone_analysis::table::{run_title, short_id, Column, Matrix};
 use touchstone_results::groups::title;
 use touchstone_results::units::{format_sig, Scale};
-use touchstone_results::warnings::moves_headline;
 use touchstone_results::Run;
 
 /// One table: a title, a header row and text cells.
@@ -61,12 +60,10 @@ pub fn summary(m: &Matrix, order: &[usize]) -> Vec<Sheet> {
                 .iter()
                 .map(|&r| {
                     let mut row = run_cells(m.runs[r]).to_vec();
-                    row.extend(cols.iter().zip(&scales).map(|(&c, s)| match m.cells[r][c] {
+                    row.extend(cols.iter().zip(&scales).map(|(&c, s)| match m.cell(r, c) {
                         None => "-".to_string(),
                         // Marked only by a warning that can move the figure.
-                        Some(x) if x.warnings.iter().any(|w| moves_headline(w, x)) => {
-                            format!("{}{WARNING_MARK}", s.format(x.value()))
-                        }
+                        Some(x) if x.marked => format!("{}{WARNING_MARK}", s.format(x.value())),
                         Some(x) => s.format(x.value()),
                     }));
                     row

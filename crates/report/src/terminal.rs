@@ -8,8 +8,7 @@ use comfy_table::{
     presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
     Width,
 };
-use touchstone_analysis::curve_analysis::analyse;
-use touchstone_results::curve::Curve;
+use touchstone_analysis::curve_analysis::Analysed;
 use touchstone_results::groups::{title, GROUPS};
 use touchstone_results::units::Scale;
 use touchstone_results::warnings::{group, moves_headline};
@@ -189,19 +188,15 @@ pub fn all_warnings(run: &Run) -> String {
     out
 }
 
-/// Load curves: for each curve and CPU count, one table of its points and
-/// one line with the peak, knee, crossover and USL fit; then the curve's
-/// scalability across CPU counts and its notes (see `crate::curves`).
-pub fn curves(curves: &[Curve]) -> String {
-    render_curves(curves, true)
-}
-
-/// `curves`, with `fit_terminal` false giving a table whose layout does not
-/// depend on the terminal's width (tests).
-fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
+/// Load curves (each with its analysis): for each curve and CPU count, one
+/// table of its points and one line with the peak, knee, crossover and
+/// USL fit; then the curve's scalability across CPU counts and its notes
+/// (see `crate::curves`). With `fit_terminal` false the tables' layout
+/// does not depend on the terminal's width (tests).
+pub fn render_curves(curves: &[Analysed], fit_terminal: bool) -> String {
     let mut out = String::new();
-    for curve in curves {
-        let text = crate::curves::curve_text(curve, &analyse(curve));
+    for a in curves {
+        let text = crate::curves::curve_text(a.curve, &a.analysis);
         out.push_str(&format!("{}\n", text.title));
         for block in &text.blocks {
             let s = &block.sheet;
@@ -214,7 +209,7 @@ fn render_curves(curves: &[Curve], fit_terminal: bool) -> String {
         out.push('\n');
     }
     // A curve and its baseline (fscache's read and memcpy) side by side.
-    for group in crate::curves::mode_groups(curves) {
+    for group in crate::curves::mode_groups(curves.iter().map(|a| a.curve)) {
         let s = crate::curves::mode_sheet(&group);
         out.push_str(&format!(
             "{}\n{}\n\n",
@@ -402,6 +397,13 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Curves as the terminal shows them, in a layout that does not depend
+    /// on the terminal's width.
+    fn shown(curves: &[touchstone_results::curve::Curve]) -> String {
+        let analysed: Vec<Analysed> = curves.iter().map(Analysed::new).collect();
+        render_curves(&analysed, false)
+    }
     use crate::testdata::{snapshot, tcp_rr};
     use touchstone_results::{checks, Interval, Summary, Unit};
 
@@ -565,7 +567,7 @@ mod tests {
 
     #[test]
     fn curve_tables_snapshot() {
-        snapshot("curves_terminal.txt", &render_curves(&[tcp_rr()], false));
+        snapshot("curves_terminal.txt", &shown(&[tcp_rr()]));
     }
 
     #[test]
@@ -575,7 +577,7 @@ mod tests {
         c.operation = "read".into();
         // 4096-byte reads: 25 000 reads/s at 1 CPU, load 1 = 102.4 MB/s.
         c.bytes_per_op = Some(4096);
-        let text = render_curves(&[c], false);
+        let text = shown(&[c]);
         assert!(
             text.contains("MB/s (4096-byte reads) against load"),
             "{text}"
@@ -590,13 +592,13 @@ mod tests {
     #[test]
     fn a_curve_that_counts_bytes_shows_the_bit_rate_per_connection() {
         let mut c = tcp_rr();
-        assert!(!render_curves(&[c.clone()], false).contains("Mbit/s per conn"));
+        assert!(!shown(&[c.clone()]).contains("Mbit/s per conn"));
         c.workload = "web".into();
         for p in &mut c.points {
             // 1.25 MB/s over the point's connections.
             p.bytes_per_s = Some(1.25e6 * f64::from(p.load));
         }
-        let text = render_curves(&[c], false);
+        let text = shown(&[c]);
         assert!(text.contains("Mbit/s per conn"), "{text}");
         // 1.25 MB/s = 10 Mbit/s on every connection at every load.
         let rows = text.lines().filter(|l| l.contains(" 10.00 ┆")).count();
@@ -610,10 +612,7 @@ mod tests {
         other.params.insert("mode".into(), "read".into());
         // Read and its memcpy baseline (twice as fast) at the same buffer;
         // tcp_rr with a `mode` of its own is no partner of theirs.
-        let text = render_curves(
-            &[fscache("read", 1.0), other, fscache("memcpy", 2.0)],
-            false,
-        );
+        let text = shown(&[fscache("read", 1.0), other, fscache("memcpy", 2.0)]);
         let at = text
             .find("fscache buffer:4k — read and memcpy side by side")
             .unwrap_or_else(|| panic!("{text}"));
@@ -629,7 +628,7 @@ mod tests {
         let mut c = tcp_rr();
         c.points.retain(|p| p.cpus == 2 && p.load <= 2);
         c.unmeasured_cpus.clear();
-        let text = render_curves(&[c], false);
+        let text = shown(&[c]);
         assert!(
             text.contains("knee: not detected — 2 point(s) up to the peak, Kneedle needs 3"),
             "{text}"

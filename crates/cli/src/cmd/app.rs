@@ -364,7 +364,7 @@ fn summary(ms: &[Measurement]) -> String {
         .expect("two or more");
     let mut out = format!("summary: {} ran\n", fastest.name);
     for m in ms.iter().filter(|m| m.name != fastest.name) {
-        match ratio(fastest, m) {
+        match ratio(&fastest.figure(), &m.figure()) {
             Some(r) if r.differs() => {
                 out += &format!(
                     "  {:.2} × faster than {} ({:.2}–{:.2}, {:.0} % interval)\n",

@@ -1,79 +1,140 @@
-//! `touchstone import FILE…` (`-` is standard input): every document is
-//! read as it streams in, within the size limit, and every run checked
-//! (`touchstone_results::validate`) before the store is opened; then all
-//! the runs go in one transaction. A refused import leaves the store as it
-//! was (and creates none).
+//! `touchstone import FILE…` (`-` is standard input): each document is
+//! read as it streams in, one run at a time (`json::read_each`: the size
+//! limit bounds one run, so a document of any size imports, its own
+//! exports included), every run checked (`touchstone_results::validate`)
+//! and stored as soon as it is read, all of them in one transaction: a
+//! refused import leaves the store as it was, and creates none (the store
+//! is opened when the first run has passed its checks; one this import
+//! created is removed again if a later run is refused).
 
-use std::collections::BTreeSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use touchstone_results::json;
+use touchstone_results::json::{self, Streamed};
 use touchstone_results::model::Run;
-use touchstone_results::store::Open;
+use touchstone_results::store::{Open, Store};
 
 use crate::error::CliError;
 use crate::output::print;
 use crate::store;
 
-/// Read and check one document; `-` is standard input.
-fn read(file: &Path) -> Result<json::Document, CliError> {
-    let stdin = file.as_os_str() == "-";
-    let path = if stdin {
-        "standard input".to_string()
-    } else {
-        file.display().to_string()
-    };
+/// An input named on the command line: its name for messages, and its
+/// bytes (`-`: standard input).
+fn input(file: &Path) -> Result<(String, Box<dyn Read>), CliError> {
+    if file.as_os_str() == "-" {
+        return Ok(("standard input".into(), Box::new(std::io::stdin().lock())));
+    }
+    let path = file.display().to_string();
     let failed = |message: String| CliError::File {
         path: path.clone(),
         message,
     };
-    let doc = if stdin {
-        json::read(std::io::stdin().lock())
-    } else {
-        let f = std::fs::File::open(file).map_err(|e| failed(format!("cannot read: {e}")))?;
-        if f.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(failed("is a directory, not a results document".into()));
+    let f = std::fs::File::open(file).map_err(|e| failed(format!("cannot read: {e}")))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(failed("is a directory, not a results document".into()));
+    }
+    Ok((path, Box::new(f)))
+}
+
+/// What an import stored so far.
+#[derive(Default)]
+struct Tally {
+    imported: usize,
+    /// Runs whose id was stored already (also earlier in this import).
+    present: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, store: &mut Store, run: &Run) -> Result<(), CliError> {
+        match store.import_run(run)? {
+            true => self.imported += 1,
+            false => self.present.push(run.id.clone()),
         }
-        json::read(f)
-    };
-    doc.map_err(|source| CliError::Json { path, source })
+        Ok(())
+    }
+
+    fn line(&self, store: &Store) -> String {
+        let mut line = format!(
+            "imported {} run(s) into {}",
+            self.imported,
+            store.path().display()
+        );
+        if !self.present.is_empty() {
+            line += &format!(
+                "; {} already present: {}",
+                self.present.len(),
+                self.present.join(", ")
+            );
+        }
+        line
+    }
 }
 
 pub fn import(db: Option<PathBuf>, files: &[PathBuf]) -> Result<(), CliError> {
-    let mut runs = Vec::new();
-    for f in files {
-        runs.extend(read(f)?.runs);
+    // Every input opens before anything is read.
+    let inputs = files
+        .iter()
+        .map(|f| input(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let path = db.clone().unwrap_or_else(Store::default_path);
+    let existed = path.exists();
+    let mut store: Option<Store> = None;
+    let mut tally = Tally::default();
+    let read_all = || -> Result<(), CliError> {
+        for (name, reader) in inputs {
+            json::read_each(reader, |run| {
+                if store.is_none() {
+                    let mut s = store::open(db.clone(), Open::CreateIfMissing)?;
+                    s.begin_import()?;
+                    store = Some(s);
+                }
+                tally.add(store.as_mut().expect("opened"), &run)
+            })
+            .map_err(|e| match e {
+                Streamed::Json(source) => CliError::Json { path: name, source },
+                Streamed::Refused(e) => e,
+            })?;
+        }
+        Ok(())
+    };
+    match (read_all(), store) {
+        (Ok(()), Some(mut s)) => {
+            s.commit_import()?;
+            print(&format!("{}\n", tally.line(&s)));
+            Ok(())
+        }
+        // Documents without runs: the store is made as an import makes it.
+        (Ok(()), None) => {
+            let s = store::open(db, Open::CreateIfMissing)?;
+            print(&format!("{}\n", tally.line(&s)));
+            Ok(())
+        }
+        (Err(e), Some(mut s)) => {
+            let _ = s.rollback_import();
+            let empty = s.list_runs().is_ok_and(|r| r.is_empty());
+            drop(s);
+            if !existed && empty {
+                // Made by this import for runs it then refused.
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(e)
+        }
+        (Err(e), None) => Err(e),
     }
-    print(&format!("{}\n", store_runs(db, runs)?));
-    Ok(())
 }
 
 /// Store checked runs (from `json::read`) in one transaction, each once,
-/// and say what happened: the one way runs from elsewhere enter the store
-/// (`import`, and `fleet` bringing results home).
+/// and say what happened: the way runs a fleet brings home enter the store.
 pub fn store_runs(db: Option<PathBuf>, all: Vec<Run>) -> Result<String, CliError> {
-    let mut runs = Vec::new();
-    let mut seen = BTreeSet::new();
-    let mut repeated = Vec::new();
-    for run in all {
-        // The same run twice in one import (two exports holding it) goes in once.
-        if seen.insert(run.id.clone()) {
-            runs.push(run);
-        } else {
-            repeated.push(run.id);
+    let mut store = store::open(db, Open::CreateIfMissing)?;
+    store.begin_import()?;
+    let mut tally = Tally::default();
+    for run in &all {
+        if let Err(e) = tally.add(&mut store, run) {
+            let _ = store.rollback_import();
+            return Err(e);
         }
     }
-    let mut store = store::open(db, Open::CreateIfMissing)?;
-    let mut skipped = store.import_runs(&runs)?;
-    let imported = runs.len() - skipped.len();
-    skipped.extend(repeated);
-    let mut line = format!("imported {imported} run(s) into {}", store.path().display());
-    if !skipped.is_empty() {
-        line += &format!(
-            "; {} already present: {}",
-            skipped.len(),
-            skipped.join(", ")
-        );
-    }
-    Ok(line)
+    store.commit_import()?;
+    Ok(tally.line(&store))
 }

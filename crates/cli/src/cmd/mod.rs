@@ -17,9 +17,10 @@ mod stored;
 
 use touchstone_results::store::{Open, Store};
 
-use crate::args::{Cli, Command, ReportFormat, RunsAction};
+use crate::args::{Cli, Command, RunsAction};
 use crate::error::CliError;
 use crate::store::open;
+use touchstone_report::Format;
 
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     let db = cli.db.clone();
@@ -51,14 +52,15 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             format,
             warnings,
         } => {
+            let named = |n| Format::named(n).expect("a format");
             let format = match (json, format) {
-                (true, Some(f)) if f != ReportFormat::Json => {
+                (true, Some(f)) if f != named("json") => {
                     return Err(CliError::Usage(
                         "--json and --format disagree: give one of them".into(),
                     ))
                 }
-                (true, _) => ReportFormat::Json,
-                (false, f) => f.unwrap_or(ReportFormat::Table),
+                (true, _) => named("json"),
+                (false, f) => f.unwrap_or(named("table")),
             };
             stored::show(&open(db, Open::ReadOnly)?, &run, format, warnings)
         }

@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use touchstone_report::{run_export, terminal};
+use touchstone_analysis::table::{Matrix, MatrixBuilder};
+use touchstone_report::{terminal, Format, Model};
 use touchstone_results::store::{Store, StoreError};
 use touchstone_results::{json, Run};
 
-use crate::args::ReportFormat;
 use crate::cmd::runs_filter::RunFilter;
 use crate::error::CliError;
 use crate::output::{self, print};
@@ -35,31 +35,21 @@ pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliE
     Ok(())
 }
 
-pub fn show(
-    store: &Store,
-    spec: &str,
-    format: ReportFormat,
-    warnings: bool,
-) -> Result<(), CliError> {
+pub fn show(store: &Store, spec: &str, format: Format, warnings: bool) -> Result<(), CliError> {
     let run = store.load_run(&store.resolve(spec)?)?;
     if warnings {
         print(&terminal::all_warnings(&run));
         return Ok(());
     }
-    match format {
-        ReportFormat::Json => output::print_json(&format!("{}\n", json::to_string(vec![run]))),
-        ReportFormat::Csv => print(&run_export::csv(&run)),
-        ReportFormat::Markdown => print(&run_export::markdown(&run)),
-        ReportFormat::Table => print(&format!(
-            "{}\n{}{}",
-            terminal::run_header(&run),
-            terminal::measurements(&run.measurements),
-            terminal::curves(&run.curves)
-        )),
-    }
+    let r = format.renderer();
+    output::print_as(r.media(), &r.run(&Model::run(&run)));
     Ok(())
 }
 
+/// `export`: the versioned document of the runs (default: all), written
+/// one run at a time, so that a store of any size exports in the memory
+/// of one run. A run too large for `import` to take is named before it
+/// is written.
 pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<(), CliError> {
     let ids = if specs.is_empty() {
         store.list_runs()?.into_iter().map(|r| r.id).collect()
@@ -69,15 +59,95 @@ pub fn export(store: &Store, specs: &[String], output: Option<&Path>) -> Result<
             .map(|s| store.resolve(s))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let runs = load_readable(store, &ids)?;
-    let text = json::to_string(runs);
     match output {
+        Some(path) => output::write_file_with(path, store.path(), |out| {
+            write_document(store, &ids, out, |text| text.into(), warn_oversized)
+                .map_err(|e| e.into_cli(|io| output::cannot_write(path, io)))
+        }),
         None => {
-            output::print_json(&format!("{text}\n"));
-            Ok(())
+            // Standard output's one door (`output::Stdout`): a reader that
+            // has gone (`export | head`) ends the export quietly.
+            let written = write_document(
+                store,
+                &ids,
+                &mut output::Stdout,
+                |text| touchstone_report::sanitize::json_text(text).into_owned(),
+                warn_oversized,
+            );
+            output::print_raw(b"\n");
+            written.map_err(|e| e.into_cli(|io| output::cannot_write(Path::new("-"), io)))
         }
-        Some(path) => output::write_file(path, text.as_bytes(), store.path()),
     }
+}
+
+/// What stopped an export: the store, or writing.
+enum Stop {
+    Store(StoreError),
+    Io(std::io::Error),
+}
+
+impl Stop {
+    fn into_cli(self, io: impl FnOnce(std::io::Error) -> CliError) -> CliError {
+        match self {
+            Stop::Store(e) => e.into(),
+            Stop::Io(e) => io(e),
+        }
+    }
+}
+
+/// Say that run `id`, `bytes` long in the document, is more than import
+/// takes of one run.
+fn warn_oversized(id: &str, bytes: usize) {
+    output::eprint_line(&format!(
+        "warning: run {id} is {} MiB as JSON, more than `touchstone import` takes of one run ({} MiB): the document will not import",
+        bytes >> 20,
+        json::MAX_RUN_BYTES >> 20
+    ));
+}
+
+/// The document of runs `ids` into `out` (`json::DocumentWriter`), each
+/// run's text through `shown` (a terminal's escapes), skipping with a
+/// warning a run that cannot be read; `oversized` hears of a run larger
+/// than import takes (`json::MAX_RUN_BYTES`) before it is written.
+fn write_document(
+    store: &Store,
+    ids: &[String],
+    out: &mut dyn Write,
+    shown: impl Fn(&str) -> String,
+    oversized: impl FnMut(&str, usize),
+) -> Result<(), Stop> {
+    write_document_within(store, ids, out, shown, oversized, json::MAX_RUN_BYTES)
+}
+
+fn write_document_within(
+    store: &Store,
+    ids: &[String],
+    out: &mut dyn Write,
+    shown: impl Fn(&str) -> String,
+    mut oversized: impl FnMut(&str, usize),
+    max_run: u64,
+) -> Result<(), Stop> {
+    let mut doc = json::DocumentWriter::begin(out).map_err(Stop::Io)?;
+    for id in ids {
+        if output::stdout_closed() {
+            break;
+        }
+        let run = match store.load_run(id) {
+            Ok(run) => run,
+            Err(e @ StoreError::Unreadable { .. }) => {
+                warn_skipped(&[e]);
+                continue;
+            }
+            Err(e) => return Err(Stop::Store(e)),
+        };
+        let text = json::run_text(&run);
+        if text.len() as u64 > max_run {
+            oversized(id, text.len());
+        }
+        doc.write_run(&shown(&text)).map_err(Stop::Io)?;
+    }
+    doc.finish().map_err(Stop::Io)?;
+    Ok(())
 }
 
 /// The runs `ids`, skipping with a warning that names it (and how to
@@ -102,10 +172,8 @@ pub fn load_each(store: &Store, ids: &[String]) -> Result<(Vec<Run>, Vec<StoreEr
     let mut runs = Vec::with_capacity(ids.len());
     let mut unreadable = Vec::new();
     for id in ids {
-        match store.load_run(id) {
-            Ok(run) => runs.push(run),
-            Err(e @ StoreError::Unreadable { .. }) => unreadable.push(e),
-            Err(e) => return Err(e.into()),
+        if let Some(run) = readable(store.load_run(id), &mut unreadable)? {
+            runs.push(run);
         }
     }
     Ok((runs, unreadable))
@@ -115,6 +183,64 @@ pub fn load_each(store: &Store, ids: &[String]) -> Result<(Vec<Run>, Vec<StoreEr
 pub fn none_readable(what: &str, unreadable: &[StoreError]) -> CliError {
     let why: Vec<String> = unreadable.iter().map(|e| format!("\n  {e}")).collect();
     CliError::Usage(format!("{what}:{}", why.concat()))
+}
+
+/// What was read, or None for a run that cannot be read, why added to
+/// `unreadable`; any other error stops.
+pub fn readable<T>(
+    read: Result<T, StoreError>,
+    unreadable: &mut Vec<StoreError>,
+) -> Result<Option<T>, CliError> {
+    match read {
+        Ok(x) => Ok(Some(x)),
+        Err(e @ StoreError::Unreadable { .. }) => {
+            unreadable.push(e);
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The headers (with load curves) of the runs `ids` that can be read, and
+/// why each of the others cannot (as `load_each`): what a summary of many
+/// runs holds of each, their measurements read in brief (`matrix`).
+pub fn load_headers(
+    store: &Store,
+    ids: &[String],
+) -> Result<(Vec<Run>, Vec<StoreError>), CliError> {
+    let mut runs = Vec::with_capacity(ids.len());
+    let mut unreadable = Vec::new();
+    for id in ids {
+        if let Some(run) = readable(store.load_header(id), &mut unreadable)? {
+            runs.push(run);
+        }
+    }
+    Ok((runs, unreadable))
+}
+
+/// The matrix of `runs` (headers), each run's measurements read in brief
+/// (`Store::briefs`): the figures only, never every sample of every run.
+/// A run whose measurements cannot be read is left out, why added to
+/// `unreadable`; None when no run is left.
+pub fn matrix<'a>(
+    store: &Store,
+    runs: &'a [Run],
+    unreadable: &mut Vec<StoreError>,
+) -> Result<Option<Matrix<'a>>, CliError> {
+    let mut b = MatrixBuilder::new();
+    let mut rows = 0;
+    for run in runs {
+        if let Some(briefs) = readable(store.briefs(&run.id), unreadable)? {
+            b.push(run, briefs);
+            rows += 1;
+        }
+    }
+    if rows == 0 {
+        return Ok(None);
+    }
+    b.finish()
+        .map(Some)
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// Ask before changing stored runs, when a person is there to answer
@@ -206,4 +332,56 @@ pub fn relabel(store: &mut Store, spec: &str, label: &str, yes: bool) -> Result<
         None => print(&format!("run {id} has no label now\n")),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use touchstone_results::store::Open;
+
+    /// A run larger than import takes is named before a byte of it is
+    /// written; the others are not.
+    #[test]
+    fn export_names_a_run_too_large_to_import_before_writing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = json::parse(include_str!(
+            "../../../../tests/data/import-corpus/micro-and-tcp_rr.json"
+        ))
+        .unwrap();
+        let mut small = doc.runs[0].clone();
+        small.id = "00000000000000aa".into();
+        small.measurements.truncate(1);
+        small.curves.clear();
+        let large = doc.runs[0].clone();
+        let mut store = Store::open(&dir.path().join("s.sqlite"), Open::CreateIfMissing).unwrap();
+        store.import_runs(&[small.clone(), large.clone()]).unwrap();
+        let limit = json::run_text(&small).len() as u64 + 1;
+        assert!(json::run_text(&large).len() as u64 > limit);
+        let written = std::cell::RefCell::new(Vec::new());
+        let mut heard = Vec::new();
+        struct Shared<'a>(&'a std::cell::RefCell<Vec<u8>>);
+        impl Write for Shared<'_> {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.borrow_mut().write(b)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let ids = [small.id.clone(), large.id.clone()];
+        let mut out = Shared(&written);
+        let warned = |id: &str, bytes: usize| {
+            let so_far = String::from_utf8(written.borrow().clone()).unwrap();
+            heard.push((id.to_string(), bytes, so_far.contains(&large.id)));
+        };
+        let ok = write_document_within(&store, &ids, &mut out, |t| t.into(), warned, limit);
+        assert!(ok.is_ok());
+        assert_eq!(heard.len(), 1);
+        let (id, bytes, already) = &heard[0];
+        assert_eq!(id, &large.id);
+        assert_eq!(*bytes, json::run_text(&large).len());
+        assert!(!already, "named before it was written");
+        let doc = json::parse(&String::from_utf8(written.into_inner()).unwrap()).unwrap();
+        assert_eq!(doc.runs.len(), 2);
+    }
 }

@@ -67,7 +67,7 @@ fn by_size(m: &Matrix, pick: impl Fn(usize) -> bool, y_name: &str, log_y: bool) 
                 .map(|r| {
                     let mut points: Vec<(f64, f64)> = cols
                         .iter()
-                        .filter_map(|&(c, size)| m.cells[r][c].map(|x| (size, x.value())))
+                        .filter_map(|&(c, size)| m.cell(r, c).map(|x| (size, x.value())))
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
                     Series {
@@ -152,7 +152,7 @@ pub fn throughput(m: &Matrix) -> Vec<Chart> {
                     points: cols
                         .iter()
                         .filter_map(|&c| {
-                            let v = figure(c, m.cells[r][c]?.value())?;
+                            let v = figure(c, m.cell(r, c)?.value())?;
                             Some((m.columns[c].parallel as f64, v))
                         })
                         .collect(),
@@ -193,7 +193,7 @@ pub fn histograms(m: &Matrix, group: &str) -> Vec<Chart> {
             let col = &m.columns[c];
             let series: Vec<(String, &'static str, &[f64])> = (0..m.runs.len())
                 .filter_map(|r| {
-                    let x = m.cells[r][c]?;
+                    let x = m.cell(r, c)?;
                     Some((series_name(m, r), color(r), x.samples.as_slice()))
                 })
                 .filter(|s| !s.2.is_empty())

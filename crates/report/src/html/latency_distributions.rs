@@ -150,10 +150,9 @@ mod tests {
         let at = |x: f64| d.iter().find(|p| (p.0 - x).abs() < 1e-6 * x).unwrap().1;
         assert!((at(10.0) - 29_000.0).abs() < 200.0, "{}", at(10.0));
         assert!((at(1000.0) - 900_000.0).abs() < 1000.0, "{}", at(1000.0));
-        let page = super::super::render(&m, &[0], "now");
+        let page = super::super::page(&crate::Model::run(&runs[0]));
         assert!(page.contains(r#"<section id="latency-distributions">"#));
-        let none = vec![run("aaaa0002", "beta", vec![tcp_rr()])];
-        let m = Matrix::build(&none).unwrap();
-        assert!(!super::super::render(&m, &[0], "now").contains("latency-distributions"));
+        let none = [run("aaaa0002", "beta", vec![tcp_rr()])];
+        assert!(!super::super::page(&crate::Model::run(&none[0])).contains("latency-distributions"));
     }
 }

@@ -12,19 +12,43 @@ pub mod svg;
 
 use std::fmt::Write;
 
-use touchstone_analysis::compare::{compare, Comparison};
-use touchstone_analysis::curve_analysis::analyse;
-use touchstone_analysis::index::indices;
+use touchstone_analysis::compare::Comparison;
 use touchstone_analysis::table::{run_title, short_id, Matrix};
 use touchstone_results::groups::title;
 
-use crate::layout;
+use crate::model::{Model, DETAIL_RUNS};
 use crate::sheet::{self, Sheet, WARNING_MARK};
+use crate::{layout, spread, Media, Render};
 use charts::Chart;
 use svg::{color, escape};
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
+
+/// The HTML format: the page of a summary, a comparison or one run.
+pub struct Html;
+
+impl Render for Html {
+    fn summary(&self, m: &Model) -> String {
+        page(m)
+    }
+
+    fn comparison(&self, m: &Model) -> String {
+        page(m)
+    }
+
+    fn run(&self, m: &Model) -> String {
+        page(m)
+    }
+
+    fn media(&self) -> Media {
+        Media::Html
+    }
+
+    fn draws(&self) -> bool {
+        true
+    }
+}
 
 fn table(out: &mut String, s: &Sheet) {
     out.push_str(r#"<div class="scroll"><table class="sortable"><thead><tr>"#);
@@ -100,31 +124,27 @@ fn section_charts(
 
 /// Every run's load curves: per curve, its charts, then per CPU count its
 /// table and the line with peak, knee, crossover and USL fit, then notes.
-fn curves_section(out: &mut String, m: &Matrix, order: &[usize]) {
+fn curves_section(out: &mut String, model: &Model) {
     out.push_str(r#"<section id="curves"><h2>Load curves</h2>"#);
-    let runs: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&r| !m.runs[r].curves.is_empty())
-        .collect();
+    let runs = model.rows_with_curves();
     if runs.is_empty() {
         out.push_str(r#"<p class="note">No workload load curves in these runs.</p></section>"#);
         return;
     }
     out.push_str(r#"<p class="note">Throughput is the mean of converged trials with its confidence interval (error bars); dashed: the Universal Scalability Law fitted to each CPU count; a ring marks the knee (Kneedle). Latency: p50 solid, p99 dashed, p99.9 dotted. A figure marked ! did not converge. Method: docs/reports.md.</p>"#);
     for r in runs {
-        let run = m.runs[r];
-        for curve in &run.curves {
-            let a = analyse(curve);
-            let text = crate::curves::curve_text(curve, &a);
+        let run = model.matrix.runs[r];
+        for analysed in &model.curves[r] {
+            let (curve, a) = (analysed.curve, &analysed.analysis);
+            let text = crate::curves::curve_text(curve, a);
             let heading = format!("{} · run {}", text.title, sheet::run_heading(run));
             let _ = write!(out, r#"<h3 class="curve">{}</h3>"#, escape(&heading));
             let mut charts = vec![
-                curve_charts::throughput(curve, &a, "Throughput against load"),
-                curve_charts::latency(curve, &a, "Latency percentiles against load"),
+                curve_charts::throughput(curve, a, "Throughput against load"),
+                curve_charts::latency(curve, a, "Latency percentiles against load"),
             ];
             charts.extend(curve_charts::scalability(
-                &a,
+                a,
                 "Scalability of the peaks over CPUs",
             ));
             chart_grid(out, &charts, false);
@@ -180,29 +200,21 @@ fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison) {
     out.push_str("</section>");
 }
 
-/// The whole page. Runs appear in `order` in the tables; the index uses
-/// the matrix's first run as its base; `generated` is a timestamp line.
-pub fn render(m: &Matrix, order: &[usize], generated: &str) -> String {
-    page(m, order, generated, None)
+/// What a page over more than `DETAIL_RUNS` runs says it shows.
+fn scale_note(runs: usize) -> String {
+    format!(
+        "{runs} runs: the runs, the index and each figure's spread across the runs cover them all; the comparison, the charts, the load curves and the raw samples show the first {DETAIL_RUNS} in the report's order (--sort chooses them). Name runs to draw others (touchstone report RUN… --html FILE); one run in full: touchstone show RUN."
+    )
 }
 
-/// The page with the fleet's verdict (`crate::fleet::section`) after the runs.
-pub fn render_fleet(
-    m: &Matrix,
-    order: &[usize],
-    generated: &str,
-    fleet: &[touchstone_analysis::outliers::Group],
-    pairs: &[touchstone_analysis::pairs::PairMatrix],
-) -> String {
-    page(m, order, generated, Some((fleet, pairs)))
-}
-
-type FleetParts<'a> = (
-    &'a [touchstone_analysis::outliers::Group],
-    &'a [touchstone_analysis::pairs::PairMatrix],
-);
-
-fn page(m: &Matrix, order: &[usize], generated: &str, fleet: Option<FleetParts>) -> String {
+/// The whole page of `model`: runs in its order in the tables; the index
+/// and the comparison against its first run. Over more than `DETAIL_RUNS`
+/// runs, the overview of all (`spread`) and the detail of the first
+/// (`Model::detail`).
+fn page(model: &Model) -> String {
+    let (m, order) = (&model.matrix, &model.order);
+    let drawn = model.drawn();
+    let at_scale = model.detail.is_some();
     let mut out = String::with_capacity(1 << 20);
     let _ = write!(
         out,
@@ -214,26 +226,45 @@ fn page(m: &Matrix, order: &[usize], generated: &str, fleet: Option<FleetParts>)
         r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a>{}<a href="#index">Index</a><a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
-        escape(generated),
-        match fleet {
-            Some((_, pairs)) if !pairs.is_empty() => {
+        escape(&model.generated),
+        match &model.fleet {
+            Some(f) if !f.pairs.is_empty() => {
                 r##"<a href="#fleet">Fleet</a><a href="#pairs">Network</a>"##
             }
             Some(_) => r##"<a href="#fleet">Fleet</a>"##,
             None => "",
         }
     );
+    if at_scale {
+        let _ = write!(
+            out,
+            r#"<p class="note">{}</p>"#,
+            escape(&scale_note(m.runs.len()))
+        );
+    }
 
-    // Runs.
+    // Runs; at scale, the swatch of those drawn in detail.
+    let swatch = |r: usize| -> Option<usize> {
+        if !at_scale {
+            return Some(r);
+        }
+        let id = &m.runs[r].id;
+        drawn.matrix.runs.iter().position(|d| &d.id == id)
+    };
     out.push_str(r#"<section id="runs"><h2>Runs</h2><div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>host (label)</th><th>CPU</th><th>cores/threads</th><th>kernel</th><th>started (UTC)</th><th>status</th><th>warnings</th></tr></thead><tbody>"#);
     for &r in order {
         let run = m.runs[r];
         let h = &run.host;
         let warnings: Vec<String> = run.warnings.iter().map(|w| escape(&w.message)).collect();
+        let mark = swatch(r).map_or(String::new(), |d| {
+            format!(
+                r#"<span class="swatch" style="background:{}"></span>"#,
+                color(d)
+            )
+        });
         let _ = write!(
             out,
-            r#"<tr><td><span class="swatch" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td class="wrap">{}</td></tr>"#,
-            color(r),
+            r#"<tr><td>{mark}{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td class="wrap">{}</td></tr>"#,
             escape(short_id(&run.id)),
             escape(&run_title(run)),
             escape(&h.cpu.model),
@@ -246,72 +277,85 @@ fn page(m: &Matrix, order: &[usize], generated: &str, fleet: Option<FleetParts>)
         );
     }
     out.push_str("</tbody></table></div></section>");
-    if let Some((groups, pairs)) = fleet {
-        crate::fleet::section(&mut out, groups);
-        crate::fleet::pairs_section(&mut out, pairs);
+    if let Some(f) = &model.fleet {
+        crate::fleet::section(&mut out, &f.groups);
+        crate::fleet::pairs_section(&mut out, &f.pairs);
     }
 
     // Index against the first run.
-    let others: Vec<usize> = (1..m.runs.len()).collect();
-    let c = compare(m, 0, &others);
     out.push_str(r#"<section id="index"><h2>Index</h2>"#);
-    if m.runs.len() >= 2 {
-        let idx = indices(m, &c);
-        let s = sheet::index(m, &c, &idx);
-        let _ = write!(
-            out,
-            r#"<p class="note">Geometric mean of each run's speed-ups over the base run ({}), per group and overall, base = 100; higher is faster. n = figures used. Method: docs/reports.md.</p>"#,
-            escape(&run_title(m.runs[0]))
-        );
-        table(&mut out, &s);
-    } else {
-        out.push_str(r#"<p class="note">One run: nothing to index against.</p>"#);
+    match &model.compared {
+        Some(c) if m.runs.len() >= 2 => {
+            let s = if at_scale {
+                spread::index_by_run(m, order, &c.comparison, &c.index)
+            } else {
+                sheet::index(m, &c.comparison, &c.index)
+            };
+            let _ = write!(
+                out,
+                r#"<p class="note">Geometric mean of each run's speed-ups over the base run ({}), per group and overall, base = 100; higher is faster. n = figures used. Method: docs/reports.md.</p>"#,
+                escape(&run_title(m.runs[c.comparison.base]))
+            );
+            table(&mut out, &s);
+        }
+        _ => out.push_str(r#"<p class="note">One run: nothing to index against.</p>"#),
     }
     out.push_str("</section>");
 
-    comparison_section(&mut out, m, &c);
+    if let Some(c) = &drawn.compared {
+        comparison_section(&mut out, &drawn.matrix, &c.comparison);
+    }
 
     // Summary tables.
-    out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians: one table per benchmark family that sweeps a parameter (down the rows), the others together per group; runs side by side; one unit per case; click a heading to sort. A figure marked ! carries a warning that can move it (all: <code>touchstone show RUN --warnings</code>).</p>"#);
-    for s in layout::summary(m, order, usize::MAX) {
-        let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
-        table(&mut out, &s);
+    if at_scale {
+        out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Each measurement across the runs: how many measured it, how many of those figures a warning can move (!), its lowest, quartiles, median and highest figure, and the runs at either end; click a heading to sort.</p>"#);
+        for s in spread::summary(m, order) {
+            let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
+            table(&mut out, &s);
+        }
+    } else {
+        out.push_str(r#"<section id="summary"><h2>Summary</h2><p class="note">Medians: one table per benchmark family that sweeps a parameter (down the rows), the others together per group; runs side by side; one unit per case; click a heading to sort. A figure marked ! carries a warning that can move it (all: <code>touchstone show RUN --warnings</code>).</p>"#);
+        for s in layout::summary(m, order, usize::MAX) {
+            let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
+            table(&mut out, &s);
+        }
     }
     out.push_str("</section>");
 
+    let dm = &drawn.matrix;
     section_charts(
         &mut out,
         "mem-lat",
         "Memory latency staircase",
-        m,
-        &charts::staircase(m),
+        dm,
+        &charts::staircase(dm),
         "No lat_mem_rd size sweeps in these runs.",
     );
     section_charts(
         &mut out,
         "bandwidth",
         "Bandwidth against size",
-        m,
-        &charts::bandwidth(m),
+        dm,
+        &charts::bandwidth(dm),
         "No bandwidth sweeps over size in these runs.",
     );
     section_charts(
         &mut out,
         "throughput",
         "Throughput against parallel load",
-        m,
-        &charts::throughput(m),
+        dm,
+        &charts::throughput(dm),
         "No measurement was taken at more than one process count (run with -P 1,2,4).",
     );
 
-    curves_section(&mut out, m, order);
-    latency_distributions::section(&mut out, m, order);
+    curves_section(&mut out, drawn);
+    latency_distributions::section(&mut out, dm, &drawn.order);
 
     // Histograms, one collapsible block per group.
     out.push_str(r#"<section id="histograms"><h2>Raw samples</h2><p class="note">Histograms of every repetition's figure, all runs on shared bins.</p>"#);
-    legend(&mut out, m);
-    for (i, g) in m.groups().iter().enumerate() {
-        let hs = charts::histograms(m, g);
+    legend(&mut out, dm);
+    for (i, g) in dm.groups().iter().enumerate() {
+        let hs = charts::histograms(dm, g);
         if hs.is_empty() {
             continue;
         }
@@ -327,9 +371,9 @@ fn page(m: &Matrix, order: &[usize], generated: &str, fleet: Option<FleetParts>)
     }
     out.push_str("</section>");
 
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<footer>Made by touchstone. Figures{WARNING_MARK} are qualified by warnings. Ratios and indices: docs/reports.md.</footer><script>{JS}</script></body></html>\n"
+        "<footer>Made by touchstone. Figures{WARNING_MARK} are qualified by warnings. Ratios and indices: docs/reports.md.</footer><script>{JS}</script></body></html>"
     );
     out
 }
@@ -341,9 +385,8 @@ mod tests {
 
     #[test]
     fn a_page_with_a_curve_has_its_charts_tables_and_lines() {
-        let runs = vec![run("aaaa0001", "alpha", vec![tcp_rr()])];
-        let m = Matrix::build(&runs).unwrap();
-        let page = render(&m, &[0], "now");
+        let runs = [run("aaaa0001", "alpha", vec![tcp_rr()])];
+        let page = page(&Model::run(&runs[0]));
         if let Some(path) = std::env::var_os("TOUCHSTONE_HTML_OUT") {
             std::fs::write(path, &page).unwrap();
         }
@@ -367,13 +410,12 @@ mod tests {
     #[test]
     fn a_curve_and_its_baseline_share_a_chart() {
         use crate::testdata::fscache;
-        let runs = vec![run(
+        let runs = [run(
             "aaaa0001",
             "alpha",
             vec![fscache("read", 1.0), fscache("memcpy", 2.0)],
         )];
-        let m = Matrix::build(&runs).unwrap();
-        let page = render(&m, &[0], "now");
+        let page = page(&Model::run(&runs[0]));
         let at = page.find("read and memcpy side by side").unwrap();
         let part = &page[at..page[at..].find("</section>").unwrap() + at];
         assert_eq!(part.matches(r#"<svg class="chart plot""#).count(), 1);
