@@ -1,8 +1,9 @@
-//! The store at a farm's scale (issue 25): a synthetic store of farm
-//! nodes' runs (`synth::farm_run`), made here for the timings of
-//! docs/validation.md ("The store at scale") and, smaller, for the tests:
-//! an export imported whole into an empty store, and reading commands
-//! whose memory does not grow with the samples stored.
+//! The store at a farm's scale (issue 25), on synthetic stores of farm
+//! nodes' runs (`synth::farm_run`; `examples/synth_runs.rs --farm` makes
+//! the 1,000-run store of docs/validation.md): an export imported whole
+//! into an empty store, reading commands whose memory grows with the
+//! figures and not the samples, a page over many runs that stays
+//! readable, and a store from before briefs read the same.
 
 use std::path::Path;
 
@@ -15,7 +16,7 @@ use crate::common::{text, Sandbox};
 mod synth;
 
 /// Store `runs` farm runs of nodes on `hosts` hosts at `path`, fifty runs
-/// to a transaction.
+/// to a transaction (as `examples/synth_runs.rs --farm` does).
 pub fn farm_store(path: &Path, runs: usize, hosts: usize) {
     let mut store = Store::open(path, Open::CreateIfMissing).unwrap();
     let mut batch = Vec::new();
@@ -26,30 +27,6 @@ pub fn farm_store(path: &Path, runs: usize, hosts: usize) {
             batch.clear();
         }
     }
-}
-
-/// Makes the synthetic store of docs/validation.md: 1,000 runs of 302
-/// measurements on 500 hosts by default.
-/// `TOUCHSTONE_SYNTH_STORE=/tmp/farm.sqlite cargo test --release --test it
-/// make_synthetic_farm_store -- --ignored` (`TOUCHSTONE_SYNTH_RUNS`,
-/// `TOUCHSTONE_SYNTH_HOSTS` change the counts).
-#[test]
-#[ignore = "makes a large store where TOUCHSTONE_SYNTH_STORE says; for docs/validation.md"]
-fn make_synthetic_farm_store() {
-    let path = std::env::var_os("TOUCHSTONE_SYNTH_STORE")
-        .expect("TOUCHSTONE_SYNTH_STORE names the store to make");
-    let count = |var: &str, default: usize| {
-        std::env::var(var)
-            .ok()
-            .map_or(default, |v| v.parse().expect("a count"))
-    };
-    let path = Path::new(&path);
-    assert!(!path.exists(), "{} exists already", path.display());
-    farm_store(
-        path,
-        count("TOUCHSTONE_SYNTH_RUNS", 1000),
-        count("TOUCHSTONE_SYNTH_HOSTS", 500),
-    );
 }
 
 fn ok(o: &std::process::Output) {

@@ -822,14 +822,20 @@ fn insert_measurement(
     seq: i64,
     m: &Measurement,
 ) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)",
-        params![run_id, seq, m.name, serde_json::to_string(m).unwrap()],
-    )?;
-    tx.execute(
-        "INSERT INTO briefs (run_id, seq, brief) VALUES (?1, ?2, ?3)",
-        params![run_id, seq, serde_json::to_string(&Brief::of(m)).unwrap()],
-    )?;
+    // Prepared once per connection: an import inserts a farm's thousands.
+    tx.prepare_cached("INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            run_id,
+            seq,
+            m.name,
+            serde_json::to_string(m).unwrap()
+        ])?;
+    tx.prepare_cached("INSERT INTO briefs (run_id, seq, brief) VALUES (?1, ?2, ?3)")?
+        .execute(params![
+            run_id,
+            seq,
+            serde_json::to_string(&Brief::of(m)).unwrap()
+        ])?;
     Ok(())
 }
 

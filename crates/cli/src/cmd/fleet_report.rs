@@ -44,7 +44,10 @@ pub fn report(db: Option<PathBuf>, a: FleetReportArgs) -> Result<(), CliError> {
         };
         all.push(run);
         pair.push(is_pair(run, &b));
-        remote.push(b.into_iter().filter(is_remote).collect());
+        let mut kept: Vec<Brief> = b.into_iter().filter(is_remote).collect();
+        // Collected in place: without this each run keeps all its room.
+        kept.shrink_to_fit();
+        remote.push(kept);
     }
     if all.is_empty() {
         return Err(none_readable("none of the runs can be read", &unreadable));
