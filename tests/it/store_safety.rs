@@ -700,7 +700,15 @@ fn compare_with_an_unreadable_run_names_that_run_and_why() {
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains(&format!("run {bad} cannot be read")), "{out}");
 
-    // report of that run alone names it too.
+    // report of that run alone names it too (report reads measurements in
+    // brief: damaged as well).
+    rusqlite::Connection::open(s.db())
+        .unwrap()
+        .execute(
+            "UPDATE briefs SET brief = '{\"na' WHERE run_id = ?1",
+            [&bad],
+        )
+        .unwrap();
     let o = s.run(&["report", &bad]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
