@@ -567,7 +567,11 @@ fn version_1_documents_import_and_version_1_stores_open() {
     args.extend(ONE_CPU);
     let o = old.run(&args);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(version(), 3, "upgraded when opened for writing");
+    assert_eq!(
+        version(),
+        touchstone_results::store::SCHEMA_VERSION,
+        "upgraded when opened for writing"
+    );
     assert_eq!(
         stored_run(&old)["curves"][0]["points"]
             .as_array()

@@ -195,7 +195,8 @@ pub fn write_file_with(
     };
     let mut stopped = None;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(w);
+        // Large pieces: a reader at the other end of a FIFO gets few writes.
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, w);
         match fill(&mut out) {
             Err(e) => {
                 stopped = Some(e);
