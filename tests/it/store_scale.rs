@@ -146,6 +146,20 @@ fn a_page_over_many_runs_stays_readable() {
         let legend = &samples[samples.find(r#"<div class="legend">"#).unwrap()..];
         let legend = &legend[..legend.find("</div>").unwrap()];
         assert_eq!(legend.matches("swatch").count(), 20);
+        // The rows per run are shown on demand: the page opens on the
+        // figures' spread and the charts.
+        let before_chart = &page[..page.find("<svg").unwrap()];
+        let mut shown = before_chart.to_string();
+        while let Some(at) = shown.find("<details>") {
+            let end = at + shown[at..].find("</details>").unwrap() + "</details>".len();
+            shown.replace_range(at..end, "");
+        }
+        let shown_rows = shown.matches("<tr>").count();
+        assert!(
+            shown_rows <= summary.matches("<tr>").count(),
+            "{n} runs: {shown_rows} rows before the first chart"
+        );
+        assert!(before_chart.contains(&format!("<details><summary>Every run ({n})")));
     }
     let (small, large) = (pages[0].1.len(), pages[1].1.len());
     assert!(

@@ -181,7 +181,7 @@ fn curves_section(out: &mut String, model: &Model) {
 /// Every measurement against the first run: each run's figure, the ratio
 /// to the base with its interval, and the verdict (faster, slower, or ~
 /// when the interval includes 1), one table per family as in `compare`.
-fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison) {
+fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison, at_scale: bool) {
     out.push_str(r#"<section id="comparison"><h2>Comparison with the base run</h2>"#);
     if c.others.is_empty() {
         out.push_str(r#"<p class="note">One run: nothing to compare with.</p></section>"#);
@@ -193,11 +193,65 @@ fn comparison_section(out: &mut String, m: &Matrix, c: &Comparison) {
         escape(&run_title(m.runs[c.base])),
         short_id(&m.runs[c.base].id)
     );
-    for s in layout::comparison(m, c, usize::MAX) {
-        let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
-        table(out, &s);
-    }
+    let sheets = layout::comparison(m, c, usize::MAX);
+    let what = format!(
+        "Every measurement of the {} runs drawn against the base ({} tables)",
+        m.runs.len(),
+        sheets.len()
+    );
+    fold(out, at_scale, &what, |out| {
+        for s in &sheets {
+            let _ = write!(out, "<h3>{}</h3>", escape(&s.title));
+            table(out, s);
+        }
+    });
     out.push_str("</section>");
+}
+
+/// Over more than `DETAIL_RUNS` runs, a table with a row per run is
+/// folded (shown on demand), so that the page opens on the figures'
+/// spread and the charts, not on thousands of rows; a smaller page shows
+/// it as it is.
+fn fold(out: &mut String, at_scale: bool, what: &str, body: impl FnOnce(&mut String)) {
+    if at_scale {
+        let _ = write!(out, "<details><summary>{}</summary>", escape(what));
+    }
+    body(out);
+    if at_scale {
+        out.push_str("</details>");
+    }
+}
+
+/// The runs table: a row per run in the model's order, marked with the
+/// colour it is drawn in (`swatch`: none for a run not drawn).
+fn runs_table(out: &mut String, model: &Model, swatch: &dyn Fn(usize) -> Option<usize>) {
+    let m = &model.matrix;
+    out.push_str(r#"<div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>host (label)</th><th>CPU</th><th>cores/threads</th><th>kernel</th><th>started (UTC)</th><th>status</th><th>warnings</th></tr></thead><tbody>"#);
+    for &r in &model.order {
+        let run = m.runs[r];
+        let h = &run.host;
+        let warnings: Vec<String> = run.warnings.iter().map(|w| escape(&w.message)).collect();
+        let mark = swatch(r).map_or(String::new(), |d| {
+            format!(
+                r#"<span class="swatch" style="background:{}"></span>"#,
+                color(d)
+            )
+        });
+        let _ = write!(
+            out,
+            r#"<tr><td>{mark}{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td class="wrap">{}</td></tr>"#,
+            escape(short_id(&run.id)),
+            escape(&run_title(run)),
+            escape(&h.cpu.model),
+            h.cpu.cores,
+            h.cpu.threads,
+            escape(&h.kernel),
+            run.started_at.format("%Y-%m-%d %H:%M"),
+            run.status.as_str(),
+            warnings.join("<br>")
+        );
+    }
+    out.push_str("</tbody></table></div>");
 }
 
 /// What a page over more than `DETAIL_RUNS` runs says it shows.
@@ -251,32 +305,15 @@ fn page(model: &Model) -> String {
         let id = &m.runs[r].id;
         drawn.matrix.runs.iter().position(|d| &d.id == id)
     };
-    out.push_str(r#"<section id="runs"><h2>Runs</h2><div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>host (label)</th><th>CPU</th><th>cores/threads</th><th>kernel</th><th>started (UTC)</th><th>status</th><th>warnings</th></tr></thead><tbody>"#);
-    for &r in order {
-        let run = m.runs[r];
-        let h = &run.host;
-        let warnings: Vec<String> = run.warnings.iter().map(|w| escape(&w.message)).collect();
-        let mark = swatch(r).map_or(String::new(), |d| {
-            format!(
-                r#"<span class="swatch" style="background:{}"></span>"#,
-                color(d)
-            )
-        });
-        let _ = write!(
-            out,
-            r#"<tr><td>{mark}{}</td><td>{}</td><td>{}</td><td class="num">{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td class="wrap">{}</td></tr>"#,
-            escape(short_id(&run.id)),
-            escape(&run_title(run)),
-            escape(&h.cpu.model),
-            h.cpu.cores,
-            h.cpu.threads,
-            escape(&h.kernel),
-            run.started_at.format("%Y-%m-%d %H:%M"),
-            run.status.as_str(),
-            warnings.join("<br>")
-        );
-    }
-    out.push_str("</tbody></table></div></section>");
+    out.push_str(r#"<section id="runs"><h2>Runs</h2>"#);
+    let every_run = format!(
+        "Every run ({}): host, CPU, kernel, start, status, warnings",
+        order.len()
+    );
+    fold(&mut out, at_scale, &every_run, |out| {
+        runs_table(out, model, &swatch)
+    });
+    out.push_str("</section>");
     if let Some(f) = &model.fleet {
         crate::fleet::section(&mut out, &f.groups);
         crate::fleet::pairs_section(&mut out, &f.pairs);
@@ -296,14 +333,15 @@ fn page(model: &Model) -> String {
                 r#"<p class="note">Geometric mean of each run's speed-ups over the base run ({}), per group and overall, base = 100; higher is faster. n = figures used. Method: docs/reports.md.</p>"#,
                 escape(&run_title(m.runs[c.comparison.base]))
             );
-            table(&mut out, &s);
+            let every_run = format!("Every run's index ({} rows)", s.rows.len());
+            fold(&mut out, at_scale, &every_run, |out| table(out, &s));
         }
         _ => out.push_str(r#"<p class="note">One run: nothing to index against.</p>"#),
     }
     out.push_str("</section>");
 
     if let Some(c) = &drawn.compared {
-        comparison_section(&mut out, &drawn.matrix, &c.comparison);
+        comparison_section(&mut out, &drawn.matrix, &c.comparison, at_scale);
     }
 
     // Summary tables.
