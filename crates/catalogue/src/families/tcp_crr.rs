@@ -2,8 +2,12 @@
 //! transaction on 127.0.0.1 (netperf's TCP_CRR), a workload on the
 //! load-curve engine. Each of the L clients (one process each) opens a
 //! connection, sends a request of `size` bytes, reads the response of the
-//! same size and closes; one server thread accepts and answers every
-//! connection with epoll (`support::echo_server`). It stresses what
+//! same size and closes. The server accepts and answers with epoll
+//! (`support::echo_server`): by default one worker thread per CPU of the
+//! point, each with its own listener on its own port, client i
+//! connecting to worker i mod k (`support::server_workers`), so accepting
+//! scales with the machine; `server:one` gives one thread accepting and
+//! answering every connection. It stresses what
 //! tcp_rr does not: the three-way handshake, accept, socket creation and
 //! teardown.
 //!
@@ -22,9 +26,11 @@
 //! and its ports never run out. The sockets still pass through TIME_WAIT;
 //! the kernel's cost of holding them is part of what is measured.
 //!
-//! Placement (`cpus`, within the point's CPUs c0 … c(k−1)): `same` — the
-//! server and every client on c0; `spread` — the server on c0, client i on
-//! c(1 + i mod (k−1)); `free` (default) — the scheduler decides.
+//! Placement (`cpus`, within the point's CPUs c0 … c(k−1)): `same` —
+//! worker j and the clients it serves on c(j) (one server thread: it and
+//! every client on c0); `spread` — worker j on c(j), its clients on
+//! c(j+1 mod k) (one server thread: it on c0, client i on
+//! c(1 + i mod (k−1))); `free` (default) — the scheduler decides.
 //!
 //! Timed (by the engine, per transaction): socket, bind, connect, write,
 //! the blocking read of the whole response, close.
@@ -41,10 +47,11 @@ use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::echo_server::{self, Until};
 use crate::support::placement::{self, pin_self, Placement};
+use crate::support::server_workers::{self, worker_of, Workers};
 use crate::support::sockets::{
-    self, bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
+    bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
 };
-use crate::support::sys::{self, check, close};
+use crate::support::sys::{self, check};
 
 pub const NAME: &str = "tcp_crr";
 pub const SUMMARY: &str =
@@ -63,13 +70,16 @@ pub const SIZE: Param = Param {
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
-pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
+pub const SERVER: Param = server_workers::PARAM;
+
+pub const PARAMS: &[Param] = &[SIZE, SERVER, PLACEMENT];
 
 pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let mut w = TcpCrr::new(
         p.num(SIZE.name) as usize,
         Placement::parse(p.text(PLACEMENT.name))?,
     );
+    w.workers = Workers::parse(p.text(SERVER.name)).unwrap_or(Workers::PerCpu);
     w.quick = ctx.quick;
     Ok(Box::new(w))
 }
@@ -77,10 +87,12 @@ pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
 pub struct TcpCrr {
     pub size: usize,
     pub placement: Placement,
+    /// A worker per CPU (default) or one.
+    pub workers: Workers,
     /// A quick run: two loads (`quick_loads_from`).
     pub quick: bool,
-    listener: RawFd,
-    port: u16,
+    /// The current trial's listeners, one per worker: (fd, port).
+    listeners: Vec<(RawFd, u16)>,
 }
 
 impl TcpCrr {
@@ -88,14 +100,19 @@ impl TcpCrr {
         TcpCrr {
             size: size.max(1),
             placement,
+            workers: Workers::PerCpu,
             quick: false,
-            listener: -1,
-            port: 0,
+            listeners: Vec::new(),
         }
     }
 
+    /// Client `i` connects to worker i mod w; with a worker per CPU it
+    /// is placed as that worker's client, with one as before.
     fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
-        placement::client_beside_server(self.placement, cpus, i)
+        match self.workers {
+            Workers::One => placement::client_beside_server(self.placement, cpus, i),
+            Workers::PerCpu => self.workers.client_cpu(self.placement, cpus, i),
+        }
     }
 }
 
@@ -113,40 +130,47 @@ impl Workload for TcpCrr {
     /// closed one is released before that client's next connect completes
     /// its accept), the listener, epoll and the engine's few.
     fn check_load(&self, load: u32) -> Result<(), String> {
-        check_open_files(load, 2 * load as u64 + 32, "the tcp_crr server process")
+        let cpus = touchstone_harness::workload::cpu::usable_cpus().map_or(1, |c| c.len());
+        let needed = 2 * load as u64 + 2 * self.workers.count(cpus) as u64 + 32;
+        check_open_files(load, needed, "the tcp_crr server process")
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = (2 * ctx.load).clamp(128, 4096) as i32;
-        let (fd, port) = sockets::nonblocking_listener(backlog)?;
-        self.listener = fd;
-        self.port = port;
+        let n = self.workers.count(ctx.cpus.len());
+        self.listeners = server_workers::tcp_listeners(n, backlog)?;
         Ok(())
     }
 
     fn release(&mut self) {
-        close(self.listener);
-        self.listener = -1;
+        server_workers::close_all(&self.listeners);
+        self.listeners.clear();
     }
 
     fn has_server(&self) -> bool {
         true
     }
 
+    /// Each worker accepts and answers on its own listener until told to
+    /// stop (connections come and go all the time).
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
-        if self.placement != Placement::Free {
-            pin_self(ctx.cpus[0])?;
-        }
-        echo_server::serve_epoll(self.listener, self.size, Until::Stopped, link)
+        server_workers::serve(
+            self.listeners.len(),
+            &|i| self.workers.worker_cpu(self.placement, &ctx.cpus, i),
+            link,
+            &|i, link| {
+                echo_server::serve_epoll(self.listeners[i].0, self.size, Until::Stopped, link)
+            },
+        )
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        close(self.listener);
+        server_workers::close_all(&self.listeners);
         if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
             pin_self(cpu)?;
         }
         Ok(Box::new(CrrClient {
-            port: self.port,
+            port: self.listeners[worker_of(ctx.client, self.listeners.len())].1,
             net: 16 + (ctx.client % 224) as u8,
             k: 0,
             buf: vec![0x5a; self.size],
@@ -214,8 +238,15 @@ mod tests {
     #[test]
     fn connections_come_and_go_under_every_placement() {
         let cpus = usable_cpus().unwrap();
-        for place in [Placement::Free, Placement::Same, Placement::Spread] {
+        for (place, workers) in [
+            (Placement::Free, Workers::PerCpu),
+            (Placement::Same, Workers::PerCpu),
+            (Placement::Spread, Workers::PerCpu),
+            (Placement::Free, Workers::One),
+            (Placement::Spread, Workers::One),
+        ] {
             let mut w = TcpCrr::new(4, place);
+            w.workers = workers;
             let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0)
                 .unwrap_or_else(|e| panic!("{place:?}: {e}"));
             assert!(o.every_client_ran_through());
@@ -225,7 +256,7 @@ mod tests {
             assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
             assert!(l.value_at_quantile(0.99) <= l.max());
             assert!(o.service_demand().server_ns_per_op.is_some_and(|s| s > 0.0));
-            assert_eq!(w.listener, -1, "the listener is released");
+            assert!(w.listeners.is_empty(), "the listeners are released");
             for &pid in &o.pids {
                 assert!(reaped(pid), "process {pid} outlived the trial");
             }
@@ -243,7 +274,13 @@ mod tests {
 
     #[test]
     fn spread_keeps_clients_off_the_servers_cpu() {
-        let w = TcpCrr::new(4, Placement::Spread);
+        let mut w = TcpCrr::new(4, Placement::Spread);
+        let cpus = [2, 4, 6];
+        // A worker per CPU: client i beside no worker of its own.
+        assert!((0..8).all(|i| w.client_cpu(&cpus, i)
+            != w.workers
+                .worker_cpu(Placement::Spread, &cpus, worker_of(i, 3))));
+        w.workers = Workers::One;
         let cpus = [2, 4, 6];
         assert!((0..8).all(|i| w.client_cpu(&cpus, i) != Some(2)));
         assert_eq!(w.client_cpu(&[5], 3), Some(5));

@@ -7,18 +7,27 @@
 //! each driving its share of the L connections with epoll (neper's
 //! flows), so that at saturation the generator is not what is measured;
 //! `client:process` gives one blocking process per connection instead
-//! (netperf's N processes). The server side
-//! is one process: by default one thread serving every connection with
-//! epoll; `server:threads` gives one thread per connection instead. Nagle
-//! is off on both ends; the listening port is chosen by the kernel.
+//! (netperf's N processes). The server side is one process: by default
+//! one worker thread per CPU of the point, each with its own listener and
+//! epoll set, connection j served by worker j mod k
+//! (`support::server_workers`: the server keeps up with the machine, and
+//! multiplexed client i talks to worker i alone, as neper's thread
+//! pairs); `server:one` gives the one epoll thread serving every
+//! connection (before issue 24 the default: it capped the curve at one
+//! CPU's worth of serving); `server:threads` one thread per connection.
+//! Nagle is off on both ends; the listening ports are chosen by the
+//! kernel.
 //!
 //! Placement (`cpus`, as the message-passing families, within the CPUs the
 //! point is confined to, c0 … c(k−1)):
-//! - `same`: epoll — the server and every client on c0; threads — client i
-//!   and its server thread on c(i mod k);
-//! - `spread`: epoll — the server on c0, client i on c((i+1) mod k) (with
-//!   multiplexed clients, one per CPU c1 … c(k−1): the server's CPU is its own);
-//!   threads — server thread i on c(2i mod k), client i on c((2i+1) mod k);
+//! - `same`: per-cpu — worker i and client i on c(i mod k); one — the
+//!   server and every client on c0; threads — client i and its server
+//!   thread on c(i mod k);
+//! - `spread`: per-cpu — worker i on c(i mod k), client i on
+//!   c((i+1) mod k); one — the server on c0, client i on c((i+1) mod k)
+//!   (with multiplexed clients, one per CPU c1 … c(k−1): the server's CPU
+//!   is its own); threads — server thread i on c(2i mod k), client i on
+//!   c((2i+1) mod k);
 //! - `free` (default, as netperf's N processes): the scheduler decides.
 //!
 //! Run as a sweep: `touchstone run tcp_rr/load:1,2,4 --cpus 1,2` (the
@@ -50,9 +59,8 @@ use crate::support::echo_server::{self, Until};
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::placement::{self, pin_self, Placement};
 use crate::support::remote;
-use crate::support::sockets::{
-    self, connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay,
-};
+use crate::support::server_workers::{self, connections_of, worker_of, Workers};
+use crate::support::sockets::{connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay};
 use crate::support::sys::{self, close};
 
 pub const NAME: &str = "tcp_rr";
@@ -72,12 +80,9 @@ pub const MULTIPLEX_MAX_SIZE: usize = 64 * 1024;
 pub const SIZE: Param = echo_server::SIZE;
 
 pub const SERVER: Param = Param {
-    name: "server",
-    help: "server side: epoll (one thread serves every connection) or threads (one thread per connection)",
-    kind: Kind::Choice(&["epoll", "threads"]),
-    default: &["epoll"],
-    quick: &[],
-    positional: false,
+    help: "server side: per-cpu (one worker thread per CPU of the point, each with its own listener and epoll), one (a single epoll thread serves every connection) or threads (one thread per connection)",
+    kind: Kind::Choice(&["per-cpu", "one", "threads"]),
+    ..server_workers::PARAM
 };
 
 /// The server workloads' placement, with tcp_rr's `spread`: with a
@@ -108,15 +113,24 @@ pub enum ClientMode {
 /// How the server side serves its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerMode {
-    Epoll,
+    /// Epoll worker threads: one per CPU of the point, or one in all.
+    Epoll(Workers),
+    /// One blocking thread per connection.
     Threads,
+}
+
+impl ServerMode {
+    /// The epoll server with a worker per CPU (the default).
+    pub const PER_CPU: ServerMode = ServerMode::Epoll(Workers::PerCpu);
+    /// The one epoll thread serving every connection.
+    pub const ONE: ServerMode = ServerMode::Epoll(Workers::One);
 }
 
 /// Build the workload from a point of its parameters.
 pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     let server = match p.text(SERVER.name) {
         "threads" => ServerMode::Threads,
-        _ => ServerMode::Epoll,
+        s => ServerMode::Epoll(Workers::parse(s).unwrap_or(Workers::PerCpu)),
     };
     let client = match p.text(CLIENT.name) {
         "process" => ClientMode::Process,
@@ -142,8 +156,9 @@ pub struct TcpRr {
     pub remote: Option<String>,
     /// serve's CPU account during a remote trial.
     serve_cpu: Option<remote::ServeCpu>,
-    listener: RawFd,
-    port: u16,
+    /// The current trial's listeners, one per worker (one for
+    /// `server:threads`): (descriptor, port).
+    listeners: Vec<(RawFd, u16)>,
 }
 
 impl TcpRr {
@@ -155,8 +170,7 @@ impl TcpRr {
             placement,
             remote: None,
             serve_cpu: None,
-            listener: -1,
-            port: 0,
+            listeners: Vec::new(),
         }
     }
 
@@ -166,23 +180,30 @@ impl TcpRr {
         let i = i as usize;
         match (self.placement, self.server) {
             (Placement::Free, _) => None,
-            (Placement::Same, ServerMode::Epoll) => Some(cpus[0]),
-            (Placement::Spread, ServerMode::Epoll) => Some(cpus[(i + 1) % k]),
+            (_, ServerMode::Epoll(w)) => w.client_cpu(self.placement, cpus, i as u32),
             (Placement::Same, ServerMode::Threads) => Some(cpus[i % k]),
             (Placement::Spread, ServerMode::Threads) => Some(cpus[(2 * i + 1) % k]),
         }
     }
 
-    /// The CPU of the server thread serving client `i` (epoll: the one
-    /// server thread, whatever `i`), if pinned.
+    /// The CPU of the server thread serving client `i` (epoll: worker
+    /// `i`), if pinned.
     fn server_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
         let k = cpus.len();
         let i = i as usize;
         match (self.placement, self.server) {
             (Placement::Free, _) => None,
-            (_, ServerMode::Epoll) => Some(cpus[0]),
+            (_, ServerMode::Epoll(w)) => w.worker_cpu(self.placement, cpus, i),
             (Placement::Same, ServerMode::Threads) => Some(cpus[i % k]),
             (Placement::Spread, ServerMode::Threads) => Some(cpus[(2 * i) % k]),
+        }
+    }
+
+    /// Listeners (workers) on a point of `cpus` CPUs.
+    fn listener_count(&self, cpus: usize) -> usize {
+        match self.server {
+            ServerMode::Epoll(w) => w.count(cpus),
+            ServerMode::Threads => 1,
         }
     }
 }
@@ -198,22 +219,24 @@ impl Workload for TcpRr {
         Some(MAX_LOAD)
     }
     /// Multiplexed: one client process per CPU of the point (or per
-    /// connection, when there are fewer); `spread` with the epoll server
-    /// keeps the server's CPU to itself, so one per other CPU.
+    /// connection, when there are fewer); `spread` with the one epoll
+    /// thread keeps the server's CPU to itself, so one per other CPU.
     fn clients(&self, load: u32, cpus: usize) -> u32 {
         if self.client != ClientMode::Epoll || self.size > MULTIPLEX_MAX_SIZE {
             return load;
         }
-        let per_cpu = match (self.placement, self.server) {
-            (Placement::Spread, ServerMode::Epoll) => cpus.saturating_sub(1).max(1),
-            _ => cpus,
+        let per_cpu = match self.server {
+            ServerMode::Epoll(w) => w.multiplexed_clients(self.placement, cpus),
+            ServerMode::Threads => cpus,
         };
         load.min(per_cpu as u32)
     }
-    /// The server process holds every connection, the listener, its epoll
-    /// descriptor and the engine's few: L + 32 descriptors.
+    /// The server process holds every connection, a listener and an epoll
+    /// descriptor per worker (up to one per CPU) and the engine's few.
     fn check_load(&self, load: u32) -> Result<(), String> {
-        check_open_files(load, load as u64 + 32, "the tcp_rr server process")
+        let cpus = touchstone_harness::workload::cpu::usable_cpus().map_or(1, |c| c.len());
+        let needed = load as u64 + 2 * self.listener_count(cpus) as u64 + 32;
+        check_open_files(load, needed, "the tcp_rr server process")
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
@@ -222,14 +245,15 @@ impl Workload for TcpRr {
             return Ok(());
         }
         let backlog = ctx.load.clamp(128, 4096) as libc::c_int;
-        (self.listener, self.port) = sockets::nonblocking_listener(backlog)?;
+        self.listeners =
+            server_workers::tcp_listeners(self.listener_count(ctx.cpus.len()), backlog)?;
         Ok(())
     }
 
     fn release(&mut self) {
         self.serve_cpu = None;
-        close(self.listener);
-        self.listener = -1;
+        server_workers::close_all(&self.listeners);
+        self.listeners.clear();
     }
 
     fn has_server(&self) -> bool {
@@ -242,15 +266,15 @@ impl Workload for TcpRr {
 
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
         match self.server {
-            ServerMode::Epoll => self.serve_epoll(ctx, link),
+            ServerMode::Epoll(_) => self.serve_epoll(ctx, link),
             ServerMode::Threads => self.serve_threads(ctx, link),
         }
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        // The listener is the server's; this process's copy is not needed
-        // (nor serve's CPU account, the supervisor's).
-        close(self.listener);
+        // The listeners are the server's; this process's copies are not
+        // needed (nor serve's CPU account, the supervisor's).
+        server_workers::close_all(&self.listeners);
         if let Some(c) = &self.serve_cpu {
             c.close_inherited();
         }
@@ -268,7 +292,8 @@ impl Workload for TcpRr {
             // A flow owns its descriptor from here (closed on drop).
             flows.push(RrFlow::new(inet_socket(libc::SOCK_STREAM)?, self.size));
             let fd = flows.last().unwrap().fd;
-            connect_loopback(fd, self.port)?;
+            let port = self.listeners[worker_of(conn, self.listeners.len())].1;
+            connect_loopback(fd, port)?;
             set_nodelay(fd)?;
             if self.server == ServerMode::Threads {
                 // Which connection this is, so its server thread can be placed.
@@ -348,12 +373,20 @@ impl Drop for RrFlow {
 }
 
 impl TcpRr {
-    /// One thread, every connection (`support::echo_server`).
+    /// Epoll workers (`support::server_workers`), each serving the
+    /// connections of its own listener (`support::echo_server`) until all
+    /// of them have gone.
     fn serve_epoll(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
-        if let Some(cpu) = self.server_cpu(&ctx.cpus, 0) {
-            pin_self(cpu)?;
-        }
-        echo_server::serve_epoll(self.listener, self.size, Until::AllGone(ctx.load), link)
+        let n = self.listeners.len();
+        server_workers::serve(
+            n,
+            &|i| self.server_cpu(&ctx.cpus, i as u32),
+            link,
+            &|i, link| {
+                let until = Until::AllGone(connections_of(i, n, ctx.load));
+                echo_server::serve_epoll(self.listeners[i].0, self.size, until, link)
+            },
+        )
     }
 
     /// One thread per connection, each blocking in read and write; the
@@ -365,7 +398,7 @@ impl TcpRr {
             let cpus = &ctx.cpus;
             // Told to stop before every client came, it goes on to join
             // the threads it started: they end as their clients leave.
-            echo_server::accept_n(self.listener, ctx.load, link, &mut |fd| {
+            echo_server::accept_n(self.listeners[0].0, ctx.load, link, &mut |fd| {
                 let h = std::thread::Builder::new()
                     .name("tcp_rr-server".into())
                     .spawn_scoped(s, move || self.serve_connection(fd, cpus))
@@ -478,10 +511,13 @@ mod tests {
     fn transactions_flow_with_either_server_and_every_placement() {
         let cpus = usable_cpus().unwrap();
         for (server, place, size) in [
-            (ServerMode::Epoll, Placement::Free, 4),
+            (ServerMode::PER_CPU, Placement::Free, 4),
+            (ServerMode::PER_CPU, Placement::Same, 4),
+            (ServerMode::PER_CPU, Placement::Spread, 60_000),
+            (ServerMode::ONE, Placement::Free, 4),
             (ServerMode::Threads, Placement::Free, 4),
-            (ServerMode::Epoll, Placement::Spread, 100_000),
-            (ServerMode::Epoll, Placement::Spread, 60_000),
+            (ServerMode::ONE, Placement::Spread, 100_000),
+            (ServerMode::ONE, Placement::Spread, 60_000),
             (ServerMode::Threads, Placement::Same, 4),
             (ServerMode::Threads, Placement::Spread, 4),
         ] {
@@ -494,7 +530,7 @@ mod tests {
                 let clients = w.clients(load, cpus.len());
                 let expect = match (client, server, place) {
                     (ClientMode::Epoll, _, _) if size > MULTIPLEX_MAX_SIZE => load,
-                    (ClientMode::Epoll, ServerMode::Epoll, Placement::Spread) => {
+                    (ClientMode::Epoll, ServerMode::ONE, Placement::Spread) => {
                         (cpus.len() as u32 - 1).max(1)
                     }
                     (ClientMode::Epoll, _, _) => cpus.len() as u32,
@@ -502,7 +538,7 @@ mod tests {
                 };
                 assert_eq!(clients, expect.min(load));
                 assert_sound(&o, load, clients);
-                assert_eq!(w.listener, -1, "the listener is released");
+                assert!(w.listeners.is_empty(), "the listeners are released");
             }
         }
     }
@@ -513,7 +549,7 @@ mod tests {
         // histogram counts the window's transactions, and by Little's law
         // more than one connection was busy at a time on average.
         let cpus = &usable_cpus().unwrap()[..1];
-        let mut w = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
+        let mut w = TcpRr::new(4, ServerMode::PER_CPU, Placement::Free);
         let plan = TrialPlan {
             window_ns: 500_000_000,
             ..short_trial()
@@ -541,18 +577,28 @@ mod tests {
         }
         let same = TcpRr::new(4, ServerMode::Threads, Placement::Same);
         assert_eq!(same.client_cpu(&cpus, 4), same.server_cpu(&cpus, 4));
-        let epoll = TcpRr::new(4, ServerMode::Epoll, Placement::Spread);
+        let epoll = TcpRr::new(4, ServerMode::ONE, Placement::Spread);
         assert_eq!(epoll.server_cpu(&cpus, 9), Some(3));
         assert_eq!(epoll.client_cpu(&cpus, 0), Some(5));
         // Multiplexed, spread: the clients keep off the server's CPU.
         let n = epoll.clients(16, cpus.len());
         assert_eq!(n, 2);
         assert!((0..n).all(|i| epoll.client_cpu(&cpus, i) != Some(3)));
-        let free = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
+        let free = TcpRr::new(4, ServerMode::PER_CPU, Placement::Free);
         assert_eq!(
             (free.client_cpu(&cpus, 0), free.server_cpu(&cpus, 0)),
             (None, None)
         );
+        // A worker per CPU: client i beside worker i (same), or on the next
+        // CPU (spread), one client per CPU either way.
+        let same = TcpRr::new(4, ServerMode::PER_CPU, Placement::Same);
+        let spread = TcpRr::new(4, ServerMode::PER_CPU, Placement::Spread);
+        assert_eq!(spread.clients(16, cpus.len()), 3);
+        for i in 0..3 {
+            assert_eq!(same.client_cpu(&cpus, i), same.server_cpu(&cpus, i));
+            assert_eq!(same.server_cpu(&cpus, i), Some(cpus[i as usize]));
+            assert_ne!(spread.client_cpu(&cpus, i), spread.server_cpu(&cpus, i));
+        }
     }
 
     /// tcp_rr whose client 1 is killed mid-run: the engine reports it, the
@@ -600,7 +646,7 @@ mod tests {
     #[test]
     fn a_client_that_dies_is_an_error_not_a_hang() {
         let cpus = usable_cpus().unwrap();
-        for server in [ServerMode::Epoll, ServerMode::Threads] {
+        for server in [ServerMode::PER_CPU, ServerMode::ONE, ServerMode::Threads] {
             let mut w = Dying(TcpRr::new(4, server, Placement::Free));
             let plan = TrialPlan {
                 warmup_ns: 2_000_000_000,
@@ -612,13 +658,13 @@ mod tests {
                 }
                 other => panic!("{server:?}: {other:?}"),
             }
-            assert_eq!(w.0.listener, -1);
+            assert!(w.0.listeners.is_empty());
         }
     }
 
     #[test]
     fn loads_the_machine_cannot_hold_are_refused_with_the_remedy() {
-        let w = TcpRr::new(4, ServerMode::Epoll, Placement::Free);
+        let w = TcpRr::new(4, ServerMode::PER_CPU, Placement::Free);
         let plan = SweepPlan {
             loads: Some(vec![1, MAX_LOAD + 1]),
             ..SweepPlan::quick()
@@ -646,7 +692,7 @@ mod tests {
         let limits = remote::ServeLimits::new(std::time::Duration::from_secs(2));
         let server = std::thread::spawn(move || remote::serve(tcp, udp, &limits));
         let cpus = usable_cpus().unwrap();
-        let mut w = TcpRr::new(64, ServerMode::Epoll, Placement::Free);
+        let mut w = TcpRr::new(64, ServerMode::PER_CPU, Placement::Free);
         w.remote = Some(addr.to_string());
         assert!(!w.has_server());
         let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0).unwrap();
@@ -689,5 +735,8 @@ mod tests {
         assert!(SIZE.parse("0").is_err());
         assert!(CLIENT.parse("process").is_ok() && CLIENT.parse("thread").is_err());
         assert!(SERVER.parse("fork").is_err());
+        // A worker per CPU by default; the one thread by name.
+        assert_eq!(SERVER.default, ["per-cpu"]);
+        assert!(SERVER.parse("one").is_ok());
     }
 }

@@ -1,20 +1,27 @@
 //! udp_rr: request/response over UDP on 127.0.0.1 (netperf's UDP_RR), a
 //! workload on the load-curve engine. L client sockets, each connected to
 //! one server socket, each with one request of `size` bytes in flight:
-//! send it, wait for the response datagram of the same size. One server
-//! thread answers every datagram to its sender. As in tcp_rr, client
+//! send it, wait for the response datagram of the same size. The server
+//! answers every datagram to its sender: by default one worker thread per
+//! CPU of the point, each with a socket on its own port, client socket j
+//! sending to worker j mod k (`support::server_workers`); `server:one`
+//! gives one thread answering every socket. As in tcp_rr, client
 //! processes multiplex (one per CPU of the point, each driving its share
-//! of the L sockets with epoll: `support::multiplex`).
+//! of the L sockets with epoll: `support::multiplex`), so client i talks
+//! to worker i alone.
 //!
 //! UDP may drop. On loopback a datagram is lost only when a receive buffer
-//! is full; with one request in flight per socket the server's buffer
-//! holds at most L datagrams, so it is asked for 4 MiB (SO_RCVBUF, capped
-//! by net.core.rmem_max) — room for the largest load's requests. A lost datagram
+//! is full; with one request in flight per socket a server socket's
+//! buffer holds at most L datagrams, so each is asked for 4 MiB
+//! (SO_RCVBUF, capped by net.core.rmem_max) — room for the largest load's
+//! requests. A lost datagram
 //! would leave its client waiting and the engine would stop the trial as
 //! stalled, naming it: never a silent undercount.
 //!
-//! Placement (`cpus`): `same` — server and clients on c0; `spread` — the
-//! server on c0, the client processes on c1 … c(k−1); `free` (default).
+//! Placement (`cpus`): `same` — worker i and client i on c(i mod k) (one
+//! server thread: it and every client on c0); `spread` — worker i on
+//! c(i mod k), client i on c((i+1) mod k) (one server thread: it on c0,
+//! the client processes on c1 … c(k−1)); `free` (default).
 //!
 //! Timed (by the engine, per transaction): the send of the request and
 //! the receipt of its response.
@@ -30,7 +37,8 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::placement::{self, pin_self, Placement};
+use crate::support::placement::{self, Placement};
+use crate::support::server_workers::{self, worker_of, Workers};
 use crate::support::sockets::{self, bind_loopback, connect_loopback, inet_socket};
 use crate::support::sys::close;
 
@@ -55,13 +63,16 @@ pub const SIZE: Param = Param {
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;
 
-pub const PARAMS: &[Param] = &[SIZE, PLACEMENT];
+pub const SERVER: Param = server_workers::PARAM;
+
+pub const PARAMS: &[Param] = &[SIZE, SERVER, PLACEMENT];
 
 pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
     let mut w = UdpRr::new(
         p.num(SIZE.name) as usize,
         Placement::parse(p.text(PLACEMENT.name))?,
     );
+    w.workers = Workers::parse(p.text(SERVER.name)).unwrap_or(Workers::PerCpu);
     w.quick = ctx.quick;
     Ok(Box::new(w))
 }
@@ -69,10 +80,12 @@ pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
 pub struct UdpRr {
     pub size: usize,
     pub placement: Placement,
+    /// A worker per CPU (default) or one.
+    pub workers: Workers,
     /// A quick run: two loads (`quick_loads_from`).
     pub quick: bool,
-    server: RawFd,
-    port: u16,
+    /// The current trial's server sockets, one per worker: (fd, port).
+    servers: Vec<(RawFd, u16)>,
 }
 
 impl UdpRr {
@@ -80,14 +93,33 @@ impl UdpRr {
         UdpRr {
             size: size.max(1),
             placement,
+            workers: Workers::PerCpu,
             quick: false,
-            server: -1,
-            port: 0,
+            servers: Vec::new(),
         }
     }
 
     fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
-        placement::client_beside_server(self.placement, cpus, i)
+        self.workers.client_cpu(self.placement, cpus, i)
+    }
+
+    /// A server socket on its own port, with the room and the poll
+    /// timeout the header describes.
+    fn server_socket() -> Fallible<(RawFd, u16)> {
+        let fd = inet_socket(libc::SOCK_DGRAM)?;
+        let r = (|| {
+            let port = bind_loopback(fd)?;
+            sockets::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SERVER_RCVBUF)?;
+            sockets::set_recv_timeout_ms(fd, POLL_MS)?;
+            Ok(port)
+        })();
+        match r {
+            Ok(port) => Ok((fd, port)),
+            Err(e) => {
+                close(fd);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -101,14 +133,10 @@ impl Workload for UdpRr {
     fn default_loads(&self, usable: usize) -> Vec<u32> {
         loads_from(self.quick, 1, usable, Some(MAX_LOAD))
     }
-    /// One client process per CPU (per other CPU under `spread`), each
-    /// multiplexing its sockets.
+    /// One client process per CPU (per other CPU when one server thread
+    /// keeps its CPU under `spread`), each multiplexing its sockets.
     fn clients(&self, load: u32, cpus: usize) -> u32 {
-        let per_cpu = match self.placement {
-            Placement::Spread => cpus.saturating_sub(1).max(1),
-            _ => cpus,
-        };
-        load.min(per_cpu as u32)
+        load.min(self.workers.multiplexed_clients(self.placement, cpus) as u32)
     }
     /// A client process holds its share of the sockets.
     fn check_load(&self, load: u32) -> Result<(), String> {
@@ -119,41 +147,60 @@ impl Workload for UdpRr {
         )
     }
 
-    fn prepare(&mut self, _ctx: &TrialContext) -> Fallible {
-        let fd = inet_socket(libc::SOCK_DGRAM)?;
-        let r = (|| {
-            let port = bind_loopback(fd)?;
-            sockets::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SERVER_RCVBUF)?;
-            sockets::set_recv_timeout_ms(fd, POLL_MS)?;
-            Ok(port)
-        })();
-        match r {
-            Ok(port) => {
-                self.server = fd;
-                self.port = port;
-                Ok(())
-            }
-            Err(e) => {
-                close(fd);
-                Err(e)
+    fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
+        for _ in 0..self.workers.count(ctx.cpus.len()) {
+            match UdpRr::server_socket() {
+                Ok(s) => self.servers.push(s),
+                Err(e) => {
+                    self.release();
+                    return Err(e);
+                }
             }
         }
+        Ok(())
     }
 
     fn release(&mut self) {
-        close(self.server);
-        self.server = -1;
+        server_workers::close_all(&self.servers);
+        self.servers.clear();
     }
 
     fn has_server(&self) -> bool {
         true
     }
 
-    /// Answer each datagram to its sender until told to stop.
+    /// Every worker answers the datagrams of its own socket.
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
-        if self.placement != Placement::Free {
-            pin_self(ctx.cpus[0])?;
+        server_workers::serve(
+            self.servers.len(),
+            &|i| self.workers.worker_cpu(self.placement, &ctx.cpus, i),
+            link,
+            &|i, link| self.answer(self.servers[i].0, link),
+        )
+    }
+
+    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+        server_workers::close_all(&self.servers);
+        if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
+            placement::pin_self(cpu)?;
         }
+        let mut flows = Vec::new();
+        for j in share(ctx.load, ctx.clients, ctx.client) {
+            flows.push(UdpFlow {
+                fd: inet_socket(libc::SOCK_DGRAM)?,
+                buf: vec![0x5a; self.size],
+            });
+            let fd = flows.last().unwrap().fd;
+            bind_loopback(fd)?;
+            connect_loopback(fd, self.servers[worker_of(j, self.servers.len())].1)?;
+        }
+        Ok(Box::new(Multiplexed::new(flows)?))
+    }
+}
+
+impl UdpRr {
+    /// Answer each datagram on `server` to its sender until told to stop.
+    fn answer(&self, server: RawFd, link: &mut dyn ServerLink) -> Fallible {
         link.ready()?;
         let mut buf = vec![0u8; self.size.max(1)];
         // SAFETY: sockaddr_in is plain data.
@@ -163,7 +210,7 @@ impl Workload for UdpRr {
             // SAFETY: receiving into our buffer and address.
             let r = unsafe {
                 libc::recvfrom(
-                    self.server,
+                    server,
                     buf.as_mut_ptr() as *mut libc::c_void,
                     buf.len(),
                     0,
@@ -184,7 +231,7 @@ impl Workload for UdpRr {
             // SAFETY: sending from our buffer to the sender's address.
             let s = unsafe {
                 libc::sendto(
-                    self.server,
+                    server,
                     buf.as_ptr() as *const libc::c_void,
                     r as usize,
                     0,
@@ -201,24 +248,6 @@ impl Workload for UdpRr {
             }
         }
         Ok(())
-    }
-
-    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        close(self.server);
-        if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
-            pin_self(cpu)?;
-        }
-        let mut flows = Vec::new();
-        for _ in share(ctx.load, ctx.clients, ctx.client) {
-            flows.push(UdpFlow {
-                fd: inet_socket(libc::SOCK_DGRAM)?,
-                buf: vec![0x5a; self.size],
-            });
-            let fd = flows.last().unwrap().fd;
-            bind_loopback(fd)?;
-            connect_loopback(fd, self.port)?;
-        }
-        Ok(Box::new(Multiplexed::new(flows)?))
     }
 }
 
@@ -298,12 +327,16 @@ mod tests {
     fn datagrams_flow_under_every_placement_and_load() {
         let cpus = usable_cpus().unwrap();
         let plan = crate::testing::short_trial();
-        for (place, load, size) in [
-            (Placement::Free, 1, 4),
-            (Placement::Same, 5, 4),
-            (Placement::Spread, 5, 1400),
+        for (place, load, size, workers) in [
+            (Placement::Free, 1, 4, Workers::PerCpu),
+            (Placement::Free, 7, 4, Workers::PerCpu),
+            (Placement::Same, 5, 4, Workers::PerCpu),
+            (Placement::Spread, 5, 1400, Workers::PerCpu),
+            (Placement::Same, 5, 4, Workers::One),
+            (Placement::Spread, 5, 1400, Workers::One),
         ] {
             let mut w = UdpRr::new(size, place);
+            w.workers = workers;
             let o = run_trial(&mut w, load, &cpus, &plan, 0)
                 .unwrap_or_else(|e| panic!("{place:?} {load}: {e}"));
             assert_eq!(o.clients.len() as u32, w.clients(load, cpus.len()));
@@ -313,13 +346,15 @@ mod tests {
             assert_eq!(l.len(), o.ops);
             assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
             assert!(l.value_at_quantile(0.99) <= l.max());
-            assert_eq!(w.server, -1, "the server socket is released");
+            assert!(w.servers.is_empty(), "the server sockets are released");
         }
     }
 
     #[test]
     fn clients_multiplex_and_keep_off_the_servers_cpu_when_spread() {
-        let w = UdpRr::new(4, Placement::Spread);
+        let mut w = UdpRr::new(4, Placement::Spread);
+        assert_eq!(w.clients(16, 3), 3, "a client per worker, one per CPU");
+        w.workers = Workers::One;
         assert_eq!(w.clients(16, 3), 2);
         assert_eq!(w.clients(1, 3), 1);
         assert!((0..4).all(|i| w.client_cpu(&[1, 2, 3], i) != Some(1)));

@@ -32,6 +32,7 @@ pub mod recorded_curves;
 pub mod recorded_tlb;
 pub mod remote;
 pub mod scratch_file;
+pub mod server_workers;
 pub mod sockets;
 pub mod sys;
 pub mod web_files;

@@ -44,11 +44,12 @@ pub const PARAM: Param = Param {
     positional: false,
 };
 
-/// The `cpus` parameter of the workloads whose one server thread serves
-/// every client (tcp_crr, udp_rr): placement within the point's CPUs.
+/// The `cpus` parameter of the workloads with a server side of worker
+/// threads (tcp_crr, udp_rr; `support::server_workers`): placement within
+/// the point's CPUs.
 pub const SERVER_PARAM: Param = Param {
     name: "cpus",
-    help: "placement within the point's CPUs: same (server and clients share), spread (the server on its own CPU), free (the scheduler decides)",
+    help: "placement within the point's CPUs: same (each server worker beside its clients), spread (clients on other CPUs than their worker; one server thread on its own CPU), free (the scheduler decides)",
     kind: Kind::Choice(&["same", "spread", "free"]),
     default: &["free"],
     quick: &[],
