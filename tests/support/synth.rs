@@ -307,6 +307,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
                 dropped: false,
                 cpu,
                 service_demand: demand,
+                self_check: None,
             }
         })
         .collect();
@@ -329,6 +330,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
         load,
         cpus,
         cpu_ids: (0..cpus).collect(),
+        cpu_choice: None,
         trials,
         throughput: mean,
         throughput_half_width: half,
@@ -343,6 +345,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
         by_type: vec![],
         cpu,
         service_demand: demand,
+        self_check: None,
     }
 }
 

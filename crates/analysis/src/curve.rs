@@ -248,7 +248,20 @@ pub struct Scaling {
     pub efficiency: f64,
     pub efficiency_low: f64,
     pub efficiency_high: f64,
+    /// Efficiency above [`SUPERLINEAR_EFFICIENCY`]: more than k CPUs'
+    /// worth from k CPUs, which is not the workload scaling but something
+    /// else changing with k (`SUPERLINEAR_CAUSES`); reports flag it
+    /// instead of printing it as a plain figure.
+    pub superlinear: bool,
 }
+
+/// An efficiency S(k)/k above this is flagged as superlinear: 10 % more
+/// than linear is beyond what noise in two converged points gives.
+pub const SUPERLINEAR_EFFICIENCY: f64 = 1.1;
+
+/// What makes k CPUs do more than k times the work of one, said beside a
+/// superlinear S(k): it is not the workload scaling.
+pub const SUPERLINEAR_CAUSES: &str = "more than linear is not the workload scaling: the working set may fit the caches the added CPUs bring (each has its own L1/L2, and a share of L3), one CPU may run at a lower frequency or its processes contend for it (the 1-CPU baseline is then slow), or placement differs between the counts (SMT siblings, another socket or NUMA node)";
 
 /// Scalability S(k) = X(k)/X(1) and efficiency S(k)/k for every point of a
 /// CPU sweep, ordered by CPUs.
@@ -295,6 +308,7 @@ pub fn scalability(points: &[ScalePoint]) -> Result<Vec<Scaling>, CurveError> {
                 efficiency: speedup / k,
                 efficiency_low: speedup_low / k,
                 efficiency_high: speedup_high / k,
+                superlinear: speedup / k > SUPERLINEAR_EFFICIENCY,
             }
         })
         .collect())
@@ -459,6 +473,19 @@ mod tests {
         for x in &s {
             assert!(x.speedup_low <= x.speedup && x.speedup <= x.speedup_high);
         }
+    }
+
+    #[test]
+    fn more_than_linear_is_flagged_not_passed_as_a_figure() {
+        // Issue 24's fscache memcpy baseline: S(4) = 5.9 on 16 CPUs.
+        let s = scalability(&[sp(1, 100.0, 2.0), sp(2, 215.0, 5.0), sp(4, 590.0, 10.0)]).unwrap();
+        assert!(!s[0].superlinear);
+        assert!(!s[1].superlinear, "efficiency 1.075 is within the bar");
+        assert!(s[2].superlinear, "efficiency 1.475");
+        // Exactly at the bar is not above it; linear and sublinear never are.
+        let at = scalability(&[sp(1, 100.0, 1.0), sp(2, 220.0, 1.0), sp(8, 700.0, 5.0)]).unwrap();
+        assert!(!at[1].superlinear && !at[2].superlinear);
+        assert!(SUPERLINEAR_CAUSES.contains("caches") && SUPERLINEAR_CAUSES.contains("frequency"));
     }
 
     #[test]

@@ -58,6 +58,53 @@ pub struct CpuCountAnalysis {
     pub summary: Result<CurveSummary, CurveError>,
     /// The USL fitted to (load, mean throughput), one pair per point.
     pub usl: Result<UslFit, UslError>,
+    /// Indices into `curve.points` of the analysed points that are
+    /// touchstone-bound (one of its own threads was the limit: the
+    /// point's `self_check`), by increasing load.
+    pub bound: Vec<usize>,
+}
+
+impl CpuCountAnalysis {
+    /// The touchstone-bound points among `indices` (into `curve.points`).
+    fn bound_among(&self, indices: &[usize]) -> Vec<usize> {
+        self.bound
+            .iter()
+            .copied()
+            .filter(|i| indices.contains(i))
+            .collect()
+    }
+
+    /// The touchstone-bound points the peak rests on: its highest point
+    /// and the plateau of points it cannot be told from.
+    pub fn peak_rests_on_bound(&self) -> Vec<usize> {
+        match &self.summary {
+            Ok(s) => {
+                let mut on = s.peak.plateau.clone();
+                on.push(s.peak.index);
+                self.bound_among(&on)
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Whether the knee found lies on a touchstone-bound point, or on
+    /// the rise to one (a knee is where a curve bends: a bound point
+    /// after it bends it too).
+    pub fn knee_rests_on_bound(&self, curve: &Curve) -> bool {
+        match self.summary.as_ref().map(|s| &s.knee) {
+            Ok(Ok(k)) => {
+                let knee_load = curve.points[k.index].load;
+                let next_bound = self
+                    .points
+                    .iter()
+                    .filter(|&&i| curve.points[i].load > knee_load)
+                    .take(1)
+                    .any(|i| self.bound.contains(i));
+                self.bound.contains(&k.index) || next_bound
+            }
+            _ => false,
+        }
+    }
 }
 
 /// S(k) at one load, over the CPU counts measured at that load.
@@ -65,6 +112,9 @@ pub struct CpuCountAnalysis {
 pub struct LoadScaling {
     pub load: u32,
     pub scaling: Result<Vec<Scaling>, CurveError>,
+    /// The CPU counts whose S(k) rests on a touchstone-bound point (its
+    /// own, or the 1-CPU baseline's).
+    pub bound_cpus: Vec<u32>,
 }
 
 /// Scalability across CPU counts (seed 003: X(k) / X(1)).
@@ -81,9 +131,25 @@ pub struct ScalingAnalysis {
     pub at_peak: Result<Vec<Scaling>, CurveError>,
     /// The USL fitted to (CPUs, peak throughput), one pair per CPU count.
     pub usl: Result<UslFit, UslError>,
+    /// The CPU counts whose peak rests on touchstone-bound points: S(k)
+    /// at the peak for those (and for every k, when it is the 1-CPU
+    /// peak) and the USL over CPUs rest on them.
+    pub bound_peaks: Vec<u32>,
 }
 
 impl ScalingAnalysis {
+    /// Whether S(k) at (`load`, `cpus`) rests on a touchstone-bound point.
+    pub fn bound_at(&self, load: u32, cpus: u32) -> bool {
+        self.at_load
+            .iter()
+            .any(|l| l.load == load && l.bound_cpus.contains(&cpus))
+    }
+
+    /// Whether S(k) of the peaks at `cpus` rests on a touchstone-bound peak.
+    pub fn peak_bound(&self, cpus: u32) -> bool {
+        self.bound_peaks.contains(&cpus) || self.bound_peaks.contains(&1)
+    }
+
     /// S(k) of the point at (`load`, `cpus`), when that load has one.
     pub fn at(&self, load: u32, cpus: u32) -> Option<&Scaling> {
         let at_load = self.at_load.iter().find(|l| l.load == load)?;
@@ -243,6 +309,11 @@ fn one_cpu_count(curve: &Curve, cpus: u32, options: &AnalysisOptions) -> CpuCoun
         excluded,
         summary,
         usl: fit_usl(&pairs, &options.usl),
+        bound: points
+            .iter()
+            .map(|p| p.0)
+            .filter(|&i| curve.points[i].is_touchstone_bound())
+            .collect(),
     }
 }
 
@@ -283,9 +354,26 @@ fn across_cpus(
                     })
                 })
                 .collect();
+            let bound_at = |cpus: u32| {
+                by_cpus
+                    .iter()
+                    .filter(|c| c.cpus == cpus)
+                    .flat_map(|c| &c.bound)
+                    .any(|&i| curve.points[i].load == load)
+            };
+            let bound_cpus = if bound_at(1) {
+                scale.iter().map(|p| p.cpus).collect()
+            } else {
+                scale
+                    .iter()
+                    .map(|p| p.cpus)
+                    .filter(|&k| bound_at(k))
+                    .collect()
+            };
             (scale.len() > 1 && has_baseline(load)).then(|| LoadScaling {
                 load,
                 scaling: scalability(&scale),
+                bound_cpus,
             })
         })
         .collect();
@@ -314,6 +402,11 @@ fn across_cpus(
             scalability(&peaks)
         },
         usl: fit_usl(&pairs, &options.usl),
+        bound_peaks: by_cpus
+            .iter()
+            .filter(|c| !c.peak_rests_on_bound().is_empty())
+            .map(|c| c.cpus)
+            .collect(),
     }
 }
 

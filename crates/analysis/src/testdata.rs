@@ -94,11 +94,13 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         dropped: false,
         cpu: CpuSplit::default(),
         service_demand: ServiceDemand::default(),
+        self_check: None,
     };
     Point {
         load,
         cpus,
         cpu_ids: (0..cpus).collect(),
+        cpu_choice: None,
         trials: vec![trial.clone(), trial.clone(), trial],
         throughput,
         throughput_half_width: half,
@@ -113,6 +115,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         by_type: vec![],
         cpu: CpuSplit::default(),
         service_demand: ServiceDemand::default(),
+        self_check: None,
     }
 }
 

@@ -53,8 +53,13 @@ pub fn point_line(operation: &str, bytes_per_op: Option<u64>, p: &Point) -> Stri
         Some(b) => format!("{bandwidth}, {} Mbit/s per connection", format_sig(b / 1e6)),
         None => bandwidth,
     };
+    // touchstone's check on itself, when one of its threads was the limit.
+    let bound = p
+        .touchstone_bound()
+        .map(|b| format!("; {b}"))
+        .unwrap_or_default();
     format!(
-        "load {} on {} CPU{}: {} {operation}s/s{bandwidth} ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}",
+        "load {} on {} CPU{}: {} {operation}s/s{bandwidth} ±{rel} ({trials}, {converged}); latency p50 {} p99 {} max {}; CPU {} % busy; CPU per {operation}: clients {}{server}{bound}",
         p.load,
         p.cpus,
         if p.cpus == 1 { "" } else { "s" },

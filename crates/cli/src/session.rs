@@ -31,6 +31,7 @@
 use std::path::PathBuf;
 
 use chrono::Utc;
+use touchstone_harness::workload::topology::CpuChoice;
 use touchstone_harness::workload::{self, SweepObserver, SweepPlan, Workload, WorkloadError};
 use touchstone_harness::{
     calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
@@ -668,6 +669,17 @@ impl PointSink<'_> {
 }
 
 impl SweepObserver for PointSink<'_> {
+    fn cpus_chosen(&mut self, choice: &CpuChoice) {
+        let ids: Vec<String> = choice.cpus.iter().map(usize::to_string).collect();
+        self.progress.case_line(&format!(
+            "{}: {} CPU(s) {} — {}",
+            self.name,
+            choice.cpus.len(),
+            ids.join(","),
+            choice.why
+        ));
+    }
+
     fn trial_started(&mut self, load: u32, cpus: usize, trial: u32) {
         self.progress.case_fraction(self.fraction(trial as usize));
         self.progress.status(&format!(
@@ -691,8 +703,12 @@ impl SweepObserver for PointSink<'_> {
                 curve_lines::point_line(&self.curve.operation, self.curve.bytes_per_op, point)
             ));
         } else {
+            let bound = point
+                .touchstone_bound()
+                .map(|b| format!("; {b}"))
+                .unwrap_or_default();
             self.progress.case_line(&format!(
-                "{} load {} on {} CPU(s): measured ({} trials)",
+                "{} load {} on {} CPU(s): measured ({} trials){bound}",
                 self.name,
                 point.load,
                 point.cpus,

@@ -60,7 +60,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 /// The columns of a load-curve point in the summary, in stored units.
-const POINT_COLUMNS: [&str; 27] = [
+const POINT_COLUMNS: [&str; 28] = [
     "workload",
     "params",
     "operation",
@@ -88,6 +88,7 @@ const POINT_COLUMNS: [&str; 27] = [
     "cpu_idle",
     "client_cpu_per_op (ns)",
     "server_cpu_per_op (ns)",
+    "touchstone_bound",
 ];
 
 /// A curve's parameters as one field: "size:4 server:epoll".
@@ -130,6 +131,7 @@ fn point_fields(workload: &str, params: &str, operation: &str, p: &Point) -> Vec
         num(Some(p.cpu.idle)),
         num(Some(p.service_demand.client_ns_per_op)),
         num(p.service_demand.server_ns_per_op),
+        p.touchstone_bound().unwrap_or_default(),
     ]
 }
 

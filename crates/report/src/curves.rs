@@ -18,6 +18,9 @@ use touchstone_results::curve::{Curve, Point};
 use touchstone_results::units::{format_sig, format_value, Scale};
 use touchstone_results::{Run, Unit};
 
+use crate::curve_flags::{
+    bound_text, flag_notes, peak_scaling_text, scaling_cell, throughput_cell, usl_over_cpus_bound,
+};
 use crate::model::Compared;
 use crate::sheet::{ratio_text, run_heading, Sheet, WARNING_MARK};
 
@@ -217,7 +220,7 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
             let d = p.service_demand;
             let mut row = vec![
                 p.load.to_string(),
-                mean_pm(&tscale, p.throughput, p.throughput_half_width),
+                throughput_cell(&tscale, p),
                 convergence_cell(p),
                 trials_cell(p),
                 p50.format(p.latency.p50_ns as f64),
@@ -236,7 +239,10 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
                 row.insert(2, rate.map_or("-".into(), |b| format_sig(b / 1e6)));
             }
             if let Some(s) = scaling {
-                row.push(s.at(p.load, p.cpus).map_or("-".into(), scaling_text));
+                row.push(
+                    s.at(p.load, p.cpus)
+                        .map_or("-".into(), |x| scaling_cell(x, s.bound_at(p.load, p.cpus))),
+                );
             }
             row
         })
@@ -252,7 +258,9 @@ pub fn points_sheet(curve: &Curve, a: &CurveAnalysis, k: &CpuCountAnalysis) -> S
     }
 }
 
-/// "tcp_rr size:4 · 2 CPUs (0,1)".
+/// "tcp_rr size:4 · 2 CPUs (0,1)", and why those CPUs where the run
+/// says: "… (0,2) — one thread on each of 2 core(s), SMT siblings left
+/// idle, in package 0 (node 0)".
 pub fn cpu_count_title(curve: &Curve, cpus: u32) -> String {
     let ids = curve
         .points
@@ -260,7 +268,12 @@ pub fn cpu_count_title(curve: &Curve, cpus: u32) -> String {
         .find(|p| p.cpus == cpus && !p.cpu_ids.is_empty())
         .map(|p| {
             let ids: Vec<String> = p.cpu_ids.iter().map(u32::to_string).collect();
-            format!(" ({})", ids.join(","))
+            let why = p
+                .cpu_choice
+                .as_ref()
+                .map(|w| format!(" — {w}"))
+                .unwrap_or_default();
+            format!(" ({}){why}", ids.join(","))
         })
         .unwrap_or_default();
     format!(
@@ -466,9 +479,10 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
         .map(|k| CpuCountBlock {
             sheet: points_sheet(curve, a, k),
             line: format!(
-                "{}; {}",
+                "{}; {}{}",
                 summary_text(curve, &k.summary),
-                usl_text(&k.usl, "load")
+                usl_text(&k.usl, "load"),
+                bound_text(curve, k)
             ),
         })
         .collect();
@@ -479,19 +493,19 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
                 "scalability of the peaks: {}",
                 v.iter()
                     .filter(|x| x.cpus != 1)
-                    .map(|x| format!(
-                        "S({}) {}, efficiency {}",
-                        x.cpus,
-                        scaling_text(x),
-                        format_sig(x.efficiency)
-                    ))
+                    .map(|x| peak_scaling_text(x, s.peak_bound(x.cpus)))
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
             Err(e) => format!("scalability: not computed — {e}"),
         });
-        notes.push(usl_text(&s.usl, "CPUs (peaks)"));
+        notes.push(format!(
+            "{}{}",
+            usl_text(&s.usl, "CPUs (peaks)"),
+            usl_over_cpus_bound(a)
+        ));
     }
+    notes.extend(flag_notes(curve, a));
     for k in &a.by_cpus {
         for x in &k.excluded {
             notes.push(format!(

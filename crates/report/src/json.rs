@@ -156,6 +156,8 @@ fn point_json(p: &Point) -> Value {
         },
         "cpu": p.cpu,
         "service_demand": p.service_demand,
+        "self_check": p.self_check,
+        "touchstone_bound": p.touchstone_bound(),
     })
 }
 
@@ -189,6 +191,11 @@ fn curve_json(run: &Run, analysed: &Analysed) -> Value {
                 "knee": knee,
                 "crossover": crossover,
                 "usl": or_reason(&k.usl, "not_fitted"),
+                "touchstone_bound": {
+                    "points": k.bound,
+                    "peak": k.peak_rests_on_bound(),
+                    "knee": k.knee_rests_on_bound(c),
+                },
             })
         })
         .collect();
@@ -199,8 +206,10 @@ fn curve_json(run: &Run, analysed: &Analysed) -> Value {
             "at_load": s.at_load.iter().map(|l| json!({
                 "load": l.load,
                 "scaling": or_reason(&l.scaling, "not_computed"),
+                "touchstone_bound_cpus": l.bound_cpus,
             })).collect::<Vec<_>>(),
             "usl": or_reason(&s.usl, "not_fitted"),
+            "touchstone_bound_peaks": s.bound_peaks,
         })
     });
     json!({

@@ -8,6 +8,7 @@
 
 pub mod colour;
 pub mod csv;
+pub mod curve_flags;
 pub mod curves;
 pub mod families;
 pub mod fleet;

@@ -30,6 +30,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         dropped: false,
         cpu,
         service_demand: demand,
+        self_check: None,
     };
     let trials = vec![trial(1.0 - spread), trial(1.0), trial(1.0 + spread)];
     let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
@@ -49,6 +50,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         load,
         cpus,
         cpu_ids: (0..cpus).collect(),
+        cpu_choice: None,
         trials,
         throughput,
         throughput_half_width: half,
@@ -63,6 +65,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         by_type: vec![],
         cpu,
         service_demand: demand,
+        self_check: None,
     }
 }
 

@@ -17,6 +17,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::convergence::{Assessment, Rule, Verdict};
+use crate::self_check::SelfCheck;
 
 /// The smallest latency a histogram tells apart, ns.
 pub const HISTOGRAM_LOWEST_NS: u64 = 1;
@@ -171,6 +172,10 @@ pub struct Trial {
     pub dropped: bool,
     pub cpu: CpuSplit,
     pub service_demand: ServiceDemand,
+    /// touchstone's own threads over the window (`self_check`); absent in
+    /// earlier documents and where the kernel gives no thread account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_check: Option<SelfCheck>,
 }
 
 /// How the trials of a point converged.
@@ -210,6 +215,11 @@ pub struct Point {
     /// Which CPUs those were.
     #[serde(default)]
     pub cpu_ids: Vec<u32>,
+    /// Why those: "one thread on each of 4 core(s), SMT siblings left
+    /// idle, in package 0 (node 0); …" (whole cores before SMT siblings,
+    /// one NUMA node before the next). Absent in earlier documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_choice: Option<String>,
     /// Every trial run, a dropped warm-up trial included (marked).
     pub trials: Vec<Trial>,
     /// Mean throughput of the kept trials, operations per second.
@@ -231,6 +241,11 @@ pub struct Point {
     pub cpu: CpuSplit,
     /// Over the kept trials: CPU time summed / operations summed.
     pub service_demand: ServiceDemand,
+    /// touchstone's check on its own threads over the kept trials
+    /// (`SelfCheck::of_trials`): whether the point measured touchstone
+    /// rather than the machine. Absent in earlier documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_check: Option<SelfCheck>,
 }
 
 impl Point {
@@ -244,6 +259,18 @@ impl Point {
     /// The trials that count (not dropped as warm-up).
     pub fn kept_trials(&self) -> impl Iterator<Item = &Trial> {
         self.trials.iter().filter(|t| !t.dropped)
+    }
+
+    /// Whether one of touchstone's own threads was the limit at this
+    /// point while its CPUs had room (`self_check`).
+    pub fn is_touchstone_bound(&self) -> bool {
+        self.self_check.as_ref().is_some_and(|c| c.bound)
+    }
+
+    /// "touchstone-bound: server thread 0 at 99 % of a CPU, …" when the
+    /// point is.
+    pub fn touchstone_bound(&self) -> Option<String> {
+        self.self_check.as_ref()?.flag(self.cpus)
     }
 }
 
@@ -337,12 +364,26 @@ mod tests {
                 client_ns_per_op: 4000.0,
                 server_ns_per_op: Some(3000.0),
             },
+            self_check: Some(
+                SelfCheck {
+                    busiest: "server thread 0".into(),
+                    busiest_ran: 0.99,
+                    busiest_wanted: 1.0,
+                    own_ran_cpus: 1.5,
+                    own_wanted_cpus: 1.6,
+                    threads: 5,
+                    cpus_busy: 0.4,
+                    bound: false,
+                }
+                .assessed(4),
+            ),
         };
         let rule = Rule::default();
         let point = Point {
             load: 4,
             cpus: 2,
             cpu_ids: vec![0, 1],
+            cpu_choice: Some("one thread on each of 2 core(s), in package 0 (node 0)".into()),
             trials: vec![
                 Trial {
                     dropped: true,
@@ -370,6 +411,7 @@ mod tests {
             }],
             cpu: trial.cpu,
             service_demand: trial.service_demand,
+            self_check: trial.self_check.clone(),
         };
         let curve = Curve {
             workload: "tcp_rr".into(),
@@ -384,6 +426,18 @@ mod tests {
         assert_eq!(back, curve);
         assert_eq!(back.points[0].latency.histogram.decode().unwrap(), h);
         assert_eq!(back.points[0].kept_trials().count(), 3);
+        // The self-check travels with the trials and the point.
+        assert!(json.contains("\"self_check\""));
+        assert!(back.points[0].is_touchstone_bound());
+        assert!(back.points[0]
+            .touchstone_bound()
+            .unwrap()
+            .starts_with("touchstone-bound: server thread 0 at 99 % of a CPU"));
+        // Documents from before the self-check read as unchecked.
+        let old = json.replace("\"self_check\"", "\"ignored_field\"");
+        let back: Curve = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.points[0].self_check, None);
+        assert!(!back.points[0].is_touchstone_bound());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod groups;
 pub mod host;
 pub mod json;
 pub mod model;
+pub mod self_check;
 pub mod stats;
 // Only the binary opens the store: SQLite is linked by those that enable
 // this crate's `store` feature (the CLI), not by everything that reads results.

@@ -15,17 +15,27 @@
 //!   it, also on Ctrl-C or when a client dies;
 //! - `cpu`: CPU sets (confining a point to k CPUs) and the accounting of a
 //!   window: /proc/stat split and each side's CPU time per operation;
+//! - `topology`: which k CPUs a point runs on (whole cores before SMT
+//!   siblings, one NUMA node before the next) and why;
+//! - `threads`: every thread's time on and waiting for a CPU over the
+//!   window, for touchstone's check on itself (was one of its own threads
+//!   the limit?);
 //! - `sweep`: the load ladder and the CPU counts, and at each point trials
 //!   repeated until the mean throughput converges (`results::convergence`),
 //!   giving the results model's `curve::Point`s.
 
 pub mod board;
+mod children;
 pub mod client;
 pub mod cpu;
 pub mod plan;
 pub mod sweep;
+pub mod threads;
+pub mod topology;
 pub mod trial;
 
+#[cfg(test)]
+mod self_check_tests;
 #[cfg(test)]
 mod tests;
 

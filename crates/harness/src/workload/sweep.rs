@@ -1,5 +1,6 @@
 //! Sweeps of a workload: every load of the ladder at every CPU count k
-//! (the whole workload confined to the first k usable CPUs, so that
+//! (the whole workload confined to k usable CPUs — whole cores before SMT
+//! siblings, one NUMA node before the next: `topology` — so that
 //! scalability S(k) = X(k) / X(1) reads as seed 003 defines it), and at
 //! each point trials repeated until the Student-t interval of the mean
 //! throughput converges (`results::convergence`). Bad input is refused by
@@ -13,16 +14,20 @@ use touchstone_results::convergence::{assess, Assessment, Rule, Verdict};
 use touchstone_results::curve::{
     latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, TypeLatency,
 };
+use touchstone_results::self_check::SelfCheck;
 
 use super::client::OpCpu;
 use super::cpu;
 use super::plan::{Pacing, SweepPlan, TrialPlan};
+use super::topology::{CpuChoice, Topology};
 use super::trial::{run_trial, TrialOutcome};
 use super::{Workload, WorkloadError, MAX_OP_TYPES};
 
 /// Progress of a sweep. Measuring code never prints; the CLI's progress
 /// display and the tests' recorders implement this.
 pub trait SweepObserver {
+    /// The CPUs the points of one CPU count run on, and why those.
+    fn cpus_chosen(&mut self, _choice: &CpuChoice) {}
     fn trial_started(&mut self, _load: u32, _cpus: usize, _trial: u32) {}
     fn trial_finished(&mut self, _outcome: &TrialOutcome) {}
     /// A point is complete (store it now).
@@ -232,8 +237,11 @@ pub fn sweep(
     let mut points = Vec::new();
     let total = counts.len() * loads.len();
     let end = plan.budget.map(|b| Instant::now() + b.total(total));
+    let topology = Topology::read(std::path::Path::new("/sys/devices/system"), &usable);
     for &k in &counts {
-        let cpus = &usable[..k as usize];
+        let choice = topology.choose(&usable, k as usize);
+        observer.cpus_chosen(&choice);
+        let cpus = &choice.cpus[..];
         for &load in &loads {
             // This point's share of the time left: what remains over the
             // points still to measure (an early point that converged fast
@@ -241,7 +249,8 @@ pub fn sweep(
             let left = (total - points.len()) as u32;
             let share =
                 end.map(|e| Instant::now() + e.saturating_duration_since(Instant::now()) / left);
-            let point = measure_point(w, load, cpus, &plan.trial, &plan.rule, share, observer)?;
+            let mut point = measure_point(w, load, cpus, &plan.trial, &plan.rule, share, observer)?;
+            point.cpu_choice = Some(choice.why.clone());
             observer.point(&point);
             points.push(point);
         }
@@ -371,6 +380,8 @@ pub fn point_from_trials(
             client_ns_per_op: per_op(kept.iter().map(|o| o.client_cpu_ns).sum()),
             server_ns_per_op: server.map(per_op),
         },
+        self_check: SelfCheck::of_trials(kept.iter().filter_map(|o| o.self_check.as_ref())),
+        cpu_choice: None,
     }
 }
 

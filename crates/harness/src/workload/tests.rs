@@ -681,6 +681,7 @@ fn a_point_merges_its_kept_trials_exactly() {
             client_cpu_ns: client_cpu,
             server_cpu_ns: Some(client_cpu / 2.0),
             sampled: (0, 0),
+            self_check: None,
             pids: Vec::new(),
         }
     };

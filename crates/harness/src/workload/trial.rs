@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use touchstone_results::curve::{latency_histogram, CpuSplit, ServiceDemand, Trial};
+use touchstone_results::self_check::SelfCheck;
 
 use crate::clock::{now_ns, Monotonic};
 use crate::parallel::pipes::{self, Pipe, DONE, FAILED, READY, WARM};
@@ -34,16 +35,15 @@ use crate::scratch::ScratchDir;
 use crate::signals;
 
 use super::board::Board;
-use super::client::{drive, ClientRecord, Schedule, Timer};
+use super::children::{child_preamble, client_main, fail_client, server_main, SERVER_READY};
+use super::client::{ClientRecord, Schedule, Timer};
 use super::cpu::{self, CpuTicks};
 use super::plan::TrialPlan;
+use super::threads::{self, ProcessThreads};
 use super::{
-    ClientContext, ClientKind, ServerContext, ServerLink, TrialContext, Workload, WorkloadError,
-    MAX_OP_TYPES,
+    ClientContext, ClientKind, ServerContext, TrialContext, Workload, WorkloadError, MAX_OP_TYPES,
 };
 
-/// The server's "ready" message on the up pipe.
-const SERVER_READY: u8 = b'S';
 /// How far ahead of its start the window is published, so that no client
 /// completes an operation after w0 before it can see w0.
 const PUBLISH_AHEAD_NS: u64 = 2_000_000;
@@ -79,6 +79,9 @@ pub struct TrialOutcome {
     pub server_cpu_ns: Option<f64>,
     /// When the supervisor actually sampled (close to w0 and w1).
     pub sampled: (u64, u64),
+    /// touchstone's own threads over the window: was one of them the
+    /// limit? None when the kernel gave no thread account.
+    pub self_check: Option<SelfCheck>,
     /// Every process the trial started; all are reaped when this returns.
     pub pids: Vec<libc::pid_t>,
 }
@@ -130,6 +133,7 @@ impl TrialOutcome {
             dropped: false,
             cpu: self.cpu,
             service_demand: self.service_demand(),
+            self_check: self.self_check.clone(),
         }
     }
 }
@@ -233,6 +237,8 @@ struct Sample {
     stat: Vec<(usize, CpuTicks)>,
     clients: u64,
     server: Option<u64>,
+    /// Every thread of every process of the trial.
+    threads: Vec<ProcessThreads>,
 }
 
 struct Supervisor<'a> {
@@ -357,6 +363,14 @@ impl Supervisor<'_> {
         let ops: u64 = records.iter().map(|c| c.window_ops).sum();
         let sampled_ns = b.t.saturating_sub(a.t).max(1) as f64;
         let scale = (w1 - w0) as f64 / sampled_ns;
+        let split = cpu::split(&a.stat, &b.stat, self.cpus);
+        let own = threads::check(
+            &a.threads,
+            &b.threads,
+            b.t.saturating_sub(a.t),
+            self.cpus.len() as u32,
+            &split,
+        );
         Ok(TrialOutcome {
             load,
             cpus: self.cpus.to_vec(),
@@ -367,13 +381,14 @@ impl Supervisor<'_> {
             bytes: records.iter().map(|c| c.window_bytes).sum(),
             clients: records,
             histograms,
-            cpu: cpu::split(&a.stat, &b.stat, self.cpus),
+            cpu: split,
             client_cpu_ns: b.clients.saturating_sub(a.clients) as f64 * scale,
             server_cpu_ns: a
                 .server
                 .zip(b.server)
                 .map(|(x, y)| y.saturating_sub(x) as f64 * scale),
             sampled: (a.t, b.t),
+            self_check: own,
             pids: self.procs.iter().map(|p| p.pid).collect(),
         })
     }
@@ -647,6 +662,18 @@ impl Supervisor<'_> {
                 Some(p) => Some(read(p)),
                 None => w.remote_server_cpu_ns(),
             },
+            threads: self
+                .procs
+                .iter()
+                .map(|p| ProcessThreads {
+                    role: match p.role {
+                        Role::Server => "server".to_string(),
+                        Role::Client(i) => format!("client {i}"),
+                        Role::Threads => "client process".to_string(),
+                    },
+                    threads: threads::thread_times(p.pid),
+                })
+                .collect(),
         }
     }
 
@@ -707,160 +734,6 @@ fn client_seed(trial: u32, client: u32) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// In a freshly forked child of the trial.
-fn child_preamble(parent: libc::pid_t, up: &Pipe, start: &Pipe) {
-    crate::parallel::enter_child(parent);
-    // SAFETY: closing descriptors this child does not use.
-    unsafe {
-        // Children only write `up` and wait on `start`.
-        libc::close(up.read_fd());
-        libc::close(start.write_fd());
-    }
-    // A panic's message travels in the child's slot; `enter_child` has
-    // silenced the hook the supervisor installed before forking.
-}
-
-/// A client's link to the supervisor: its slot and the up pipe.
-struct SlotLink<'a> {
-    board: &'a Board,
-    client: usize,
-    up: i32,
-}
-
-impl super::client::Board for SlotLink<'_> {
-    #[inline]
-    fn window(&self) -> Option<(u64, u64)> {
-        self.board.window()
-    }
-    #[inline]
-    fn stop(&self) -> bool {
-        self.board.header().stop.load(Ordering::Acquire) == 1
-    }
-    #[inline]
-    fn progress(&mut self, ops_total: u64) {
-        self.board
-            .slot(self.client)
-            .progress
-            .store(ops_total, Ordering::Relaxed);
-    }
-    fn warm(&mut self) -> crate::Fallible {
-        Ok(pipes::send(self.up, WARM)?)
-    }
-    fn done(&mut self) -> crate::Fallible {
-        Ok(pipes::send(self.up, DONE)?)
-    }
-}
-
-fn fail_client(board: &Board, client: u32, message: &str, up: i32) {
-    board.set_client_error(client as usize, message);
-    let _ = pipes::send(up, FAILED);
-}
-
-/// One client, in its process or thread: set up, ready, wait for the
-/// start, run until stop, write the record. Returns the exit code.
-fn client_main(
-    w: &dyn Workload,
-    ctx: &ClientContext,
-    schedule: Option<Schedule>,
-    board: &Board,
-    up: i32,
-    start: i32,
-) -> i32 {
-    let i = ctx.client;
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        client_session(w, ctx, schedule, board, up, start)
-    }));
-    match outcome {
-        Ok(Ok(())) => 0,
-        Ok(Err(message)) => {
-            fail_client(board, i, &message, up);
-            1
-        }
-        Err(panic) => {
-            fail_client(board, i, &format!("panicked: {}", panic_text(&*panic)), up);
-            101
-        }
-    }
-}
-
-fn client_session(
-    w: &dyn Workload,
-    ctx: &ClientContext,
-    schedule: Option<Schedule>,
-    board: &Board,
-    up: i32,
-    start: i32,
-) -> Result<(), String> {
-    let i = ctx.client as usize;
-    let mut client = w.client(ctx).map_err(|e| e.0)?;
-    let mut hists = vec![latency_histogram(); w.op_types().len()];
-    let slot = board.slot(i);
-    slot.waiting.store(1, Ordering::Release);
-    pipes::send(up, READY).map_err(|e| e.to_string())?;
-    pipes::wait_closed(start).map_err(|e| e.to_string())?;
-    slot.waiting.store(0, Ordering::Release);
-    let mut link = SlotLink {
-        board,
-        client: i,
-        up,
-    };
-    let rec = drive(&mut *client, schedule, &Monotonic, &mut link, &mut hists).map_err(|e| e.0)?;
-    drop(client);
-    board.finish(
-        i,
-        &ClientRecord {
-            client: ctx.client,
-            ..rec
-        },
-        &hists,
-    )
-}
-
-struct ServerBoardLink<'a> {
-    board: &'a Board,
-    up: i32,
-    readied: bool,
-}
-
-impl ServerLink for ServerBoardLink<'_> {
-    fn ready(&mut self) -> crate::Fallible {
-        if !self.readied {
-            self.readied = true;
-            pipes::send(self.up, SERVER_READY)?;
-        }
-        Ok(())
-    }
-    fn should_stop(&self) -> bool {
-        self.board.header().server_stop.load(Ordering::Acquire) == 1
-    }
-}
-
-fn server_main(w: &dyn Workload, ctx: &ServerContext, board: &Board, up: i32) -> i32 {
-    let mut link = ServerBoardLink {
-        board,
-        up,
-        readied: false,
-    };
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.serve(ctx, &mut link)));
-    let message = match outcome {
-        Ok(Ok(())) => return 0,
-        Ok(Err(e)) => e.0,
-        Err(panic) => format!("panicked: {}", panic_text(&*panic)),
-    };
-    board.set_server_error(&message);
-    let _ = pipes::send(up, FAILED);
-    1
-}
-
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
 }
 
 #[cfg(test)]
