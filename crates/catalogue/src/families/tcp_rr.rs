@@ -130,7 +130,8 @@ impl ServerMode {
 pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     let server = match p.text(SERVER.name) {
         "threads" => ServerMode::Threads,
-        s => ServerMode::Epoll(Workers::parse(s).unwrap_or(Workers::PerCpu)),
+        "one" => ServerMode::ONE,
+        _ => ServerMode::PER_CPU,
     };
     let client = match p.text(CLIENT.name) {
         "process" => ClientMode::Process,
