@@ -2,6 +2,7 @@
 //! stderr as a sweep goes (the finished run's curves are printed as tables
 //! by `touchstone_report::terminal::curves`).
 
+use touchstone_results::convergence::{mean_sd, trials_needed};
 use touchstone_results::curve::Point;
 use touchstone_results::units::{format_sig, format_value};
 use touchstone_results::Unit;
@@ -17,16 +18,28 @@ pub fn point_line(operation: &str, bytes_per_op: Option<u64>, p: &Point) -> Stri
         "-".into()
     };
     let reached = p.convergence.width.map_or("-".to_string(), percent);
+    // What settling would cost at this spread: a short, noisy window needs
+    // far more trials than the rule allows.
+    let kept_x: Vec<f64> = p.kept_trials().map(|t| t.throughput).collect();
+    let needed = trials_needed(&p.convergence.rule, &kept_x)
+        .map(|n| {
+            let (mean, sd) = mean_sd(&kept_x);
+            format!(
+                "; trials spread ±{}, about {n} would be needed — or a longer --window",
+                percent(sd / mean)
+            )
+        })
+        .unwrap_or_default();
     let converged = if p.convergence.converged {
         format!("converged: width {reached}")
     } else if p.convergence.cut_by_budget {
         format!(
-            "NOT converged: width {reached} > {}, cut by the time budget (--budget)",
+            "NOT converged: width {reached} > {}, cut by the time budget (--budget){needed}",
             percent(p.convergence.rule.width)
         )
     } else {
         format!(
-            "NOT converged: width {reached} > {}",
+            "NOT converged: width {reached} > {}{needed}",
             percent(p.convergence.rule.width)
         )
     };

@@ -14,6 +14,7 @@ use touchstone_analysis::curve::{CurveError, CurveSummary, Scaling};
 use touchstone_analysis::curve_analysis::{CpuCountAnalysis, CurveAnalysis};
 use touchstone_analysis::table::Matrix;
 use touchstone_analysis::usl::{Interval, UslError, UslFit};
+use touchstone_results::convergence::{mean_sd, trials_needed};
 use touchstone_results::curve::{Curve, Point};
 use touchstone_results::units::{format_sig, format_value, Scale};
 use touchstone_results::{Run, Unit};
@@ -536,6 +537,7 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
                 format!("{} trials", r.max_trials)
             }
         ));
+        notes.extend(settling_cost(curve));
     }
     let what = match curve.bytes_per_op {
         Some(bytes) => format!("MB/s ({bytes}-byte {}s)", curve.operation),
@@ -552,6 +554,29 @@ pub fn curve_text(curve: &Curve, a: &CurveAnalysis) -> CurveText {
 }
 
 /// The verdict's mark in a comparison cell.
+/// What settling the noisiest unconverged point would cost: at its trials'
+/// spread, how many trials of the same window the rule's width needs. A
+/// short, noisy window then reads as a cost, not as a mystery.
+fn settling_cost(curve: &Curve) -> Option<String> {
+    let (n, p, cv) = curve
+        .points
+        .iter()
+        .filter(|p| !p.convergence.converged)
+        .filter_map(|p| {
+            let x: Vec<f64> = p.kept_trials().map(|t| t.throughput).collect();
+            let n = trials_needed(&p.convergence.rule, &x)?;
+            let (mean, sd) = mean_sd(&x);
+            Some((n, p, sd / mean))
+        })
+        .max_by_key(|(n, _, _)| *n)?;
+    Some(format!(
+        "at load {} on {} CPU(s) the trials spread ±{}: about {n} trials of this window would settle it — or a longer --window, whose trials spread less",
+        p.load,
+        p.cpus,
+        percent(cv)
+    ))
+}
+
 fn verdict_cell(v: Verdict) -> String {
     v.mark().to_string()
 }

@@ -192,6 +192,22 @@ pub fn assess(rule: &Rule, series: &[f64]) -> Assessment {
     }
 }
 
+/// How many trials like `kept` the rule's width would take at their
+/// spread (coefficient of variation c): the least n with
+/// 2·t(n−1)·c/√n ≤ `rule.width`, searched up to 1000; None when the trials
+/// give no spread to go by (fewer than 2, a mean of 0). Said beside a
+/// point that did not converge, so that a short, noisy window reads as
+/// what it would cost to settle, not as a mystery.
+pub fn trials_needed(rule: &Rule, kept: &[f64]) -> Option<usize> {
+    let (mean, sd) = mean_sd(kept);
+    if kept.len() < 2 || mean.is_nan() || mean <= 0.0 || !sd.is_finite() {
+        return None;
+    }
+    let cv = sd / mean;
+    (2..=1000)
+        .find(|&n| 2.0 * t_quantile(rule.confidence, n - 1) * cv / (n as f64).sqrt() <= rule.width)
+}
+
 /// How a micro-benchmark's repetitions were extended until its median's
 /// interval was narrow enough (`run --converge`): stored with the
 /// measurement, absent when it was not asked for.
@@ -243,6 +259,26 @@ pub fn assess_median(rule: &Rule, samples: &[f64], rounds: usize) -> MedianConve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trials_needed_follows_the_spread() {
+        let rule = Rule::default();
+        // A spread of 1 %: three trials would do (2·4.30·0.01/√3 = 4.97 %).
+        let tight = [99.0, 100.0, 101.0];
+        assert_eq!(trials_needed(&rule, &tight), Some(3));
+        assert_eq!(assess(&rule, &tight).verdict, Verdict::Converged);
+        // A spread of 10 %: dozens (2·t·0.1/√n ≤ 0.05 from n = 64).
+        let wide = [90.0, 100.0, 110.0];
+        let n = trials_needed(&rule, &wide).unwrap();
+        assert!((60..=70).contains(&n), "{n}");
+        assert_eq!(trials_needed(&rule, &[100.0]), None);
+        assert_eq!(trials_needed(&rule, &[0.0, 0.0]), None);
+        assert_eq!(
+            trials_needed(&rule, &[5.0, 5.0]),
+            Some(2),
+            "no spread at all"
+        );
+    }
 
     #[test]
     fn a_median_converges_when_its_interval_is_narrow_enough() {
