@@ -200,7 +200,7 @@ fn bad_workload_input_is_refused_before_anything_runs() {
     refused(
         &s,
         &["run", "tcp_rr/server:fork"],
-        &["unknown value 'fork'", "epoll, threads"],
+        &["unknown value 'fork'", "per-cpu, one, threads"],
     );
     refused(&s, &["run", "tcp_rr", "-P", "2"], &["not --parallel"]);
     refused(&s, &["run", "tcp_rr", "--window", "0"], &["--window"]);
