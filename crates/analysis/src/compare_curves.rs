@@ -126,7 +126,7 @@ impl CurveComparison {
     }
 }
 
-/// A curve's workload with its parameters, e.g. "tcp_rr size:4 server:epoll".
+/// A curve's workload with its parameters, e.g. "tcp_rr size:4 server:per-cpu".
 pub fn curve_title(workload: &str, params: &BTreeMap<String, String>) -> String {
     std::iter::once(workload.to_string())
         .chain(params.iter().map(|(k, v)| format!("{k}:{v}")))

@@ -91,7 +91,7 @@ const POINT_COLUMNS: [&str; 28] = [
     "touchstone_bound",
 ];
 
-/// A curve's parameters as one field: "size:4 server:epoll".
+/// A curve's parameters as one field: "size:4 server:per-cpu".
 fn params_field(params: &std::collections::BTreeMap<String, String>) -> String {
     params
         .iter()
