@@ -449,7 +449,10 @@ mod tests {
         let s = sel(&["tcp_rr/load:1,2,4/size:16"]).unwrap();
         assert_eq!(s.cases.len(), 1);
         let c = &s.cases[0];
-        assert_eq!(c.name, "tcp_rr/size:16/server:per-cpu/client:epoll/cpus:free");
+        assert_eq!(
+            c.name,
+            "tcp_rr/size:16/server:per-cpu/client:epoll/cpus:free"
+        );
         assert_eq!(c.loads, Some(vec![1, 2, 4]));
         // Unnamed: the default ladder; named again: more loads.
         assert_eq!(sel(&["tcp_rr"]).unwrap().cases[0].loads, None);
