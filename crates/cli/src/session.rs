@@ -107,6 +107,12 @@ pub fn profile() -> &'static str {
     }
 }
 
+/// touchstone's build for the fingerprint: the commit it was built from
+/// and the compiler (see build.rs).
+pub fn build() -> String {
+    format!("{}, {}", env!("TOUCHSTONE_BUILD"), env!("TOUCHSTONE_RUSTC"))
+}
+
 pub fn new_run_id() -> String {
     let mut b = [0u8; 8];
     // SAFETY: filling a local buffer.
@@ -156,7 +162,8 @@ impl Session {
         scratch::remove_stale();
         let clock = calibrate();
         plan.min_interval_ns = clock.min_interval_ns;
-        let host = host::collect();
+        let mut host = host::collect();
+        host.fingerprint = host.fingerprint.map(|f| f.with_build(&build()));
         let warnings = checks::host_warnings(&host, profile());
         let run = Run {
             id: new_run_id(),
@@ -166,7 +173,7 @@ impl Session {
                 name: "touchstone".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
                 profile: profile().into(),
-                rustc: None,
+                rustc: Some(env!("TOUCHSTONE_RUSTC").into()),
             },
             clock,
             options: RunOptions {
