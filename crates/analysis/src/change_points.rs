@@ -4,15 +4,16 @@
 //! and Apache Otava (formerly Hunter; `compute_change_points_orig`) define
 //! it, univariate with α = 1:
 //!
-//! * For a split of Z[s..e) into X = Z[s..τ) (n values) and Y = Z[τ..κ)
-//!   (m values), s < τ < κ ≤ e,
+//! ```text
+//! Q(τ, κ) = 2/(n+m) Σᵢⱼ|Xᵢ−Yⱼ| − 2m/((n+m)(n−1)) Σ_{i<k}|Xᵢ−X_k|
+//!                             − 2n/((n+m)(m−1)) Σ_{j<k}|Yⱼ−Y_k|
+//! ```
 //!
-//!   Q(τ, κ) = 2/(n+m) Σᵢⱼ|Xᵢ−Yⱼ| − 2m/((n+m)(n−1)) Σ_{i<k}|Xᵢ−X_k|
-//!                               − 2n/((n+m)(m−1)) Σ_{j<k}|Yⱼ−Y_k|
-//!
-//!   (the scaled energy distance between X and Y; a within-sum over one
-//!   value is 0). The candidate of an interval is the τ of the largest
-//!   Q over (τ, κ); of several intervals, the one whose Q is largest.
+//! * Q splits Z[s..e) into X = Z[s..τ) (n values) and Y = Z[τ..κ) (m
+//!   values), s < τ < κ ≤ e: the scaled energy distance between X and Y
+//!   (a within-sum over one value is 0). The candidate of an interval is
+//!   the τ of the largest Q over (τ, κ); of several intervals, the one
+//!   whose Q is largest.
 //! * The candidate is tested by permutation: each interval between the
 //!   change points found so far is shuffled within itself, the best Q of
 //!   the shuffled series found the same way, `permutations` times; p =
