@@ -20,6 +20,8 @@
 //! each other host of the same hardware, at least `outliers::MIN_HOSTS`.
 //! docs/reports.md says why these thresholds. Pure functions.
 
+pub mod assess;
+
 use serde::Serialize;
 use touchstone_results::Unit;
 
