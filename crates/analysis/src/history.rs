@@ -7,6 +7,9 @@
 //! on the machine between the last run before it and the first after it
 //! (`fingerprint::diff`). Pure functions over runs already in time order.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use touchstone_results::fingerprint::{diff, Change};
 use touchstone_results::stats::median_ci_ranks;
@@ -16,6 +19,7 @@ use crate::change_points::{e_divisive, Options};
 use crate::compare::{verdict, Ratio, Verdict, PER_MEDIAN_LEVEL};
 use crate::compare_curves::comparison_interval;
 use crate::curve_analysis::{analyse_with, AnalysisOptions};
+use crate::health::assess::figures;
 use crate::usl::UslOptions;
 
 /// One run's figure in a track.
@@ -152,6 +156,67 @@ pub fn track(
         unit,
         entries,
         shifts,
+    }
+}
+
+/// One run of a history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRef {
+    pub id: String,
+    pub label: Option<String>,
+    pub started_at: DateTime<Utc>,
+}
+
+/// A host's history: its runs in the order they started, and a track per
+/// figure (in the order the figures first appear).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    pub runs: Vec<RunRef>,
+    pub tracks: Vec<Track>,
+}
+
+/// The history of `runs` (one host's, any order): every figure `check`
+/// judges (`health::assess::figures`: each valid figure with a unit that
+/// ranks, each curve's peak) whose name `keep` accepts, tracked with its
+/// change points.
+pub fn history(runs: &[&Run], keep: impl Fn(&str) -> bool, options: &Options) -> History {
+    let mut runs = runs.to_vec();
+    runs.sort_by_key(|r| r.started_at);
+    let mut order: Vec<(String, Unit, Vec<Entry>)> = Vec::new();
+    let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    for (row, run) in runs.iter().enumerate() {
+        for f in figures(run).into_iter().filter(|f| keep(&f.name)) {
+            let i = *at.entry(f.name.clone()).or_insert_with(|| {
+                order.push((f.name.clone(), f.unit, Vec::new()));
+                order.len() - 1
+            });
+            let entries = &mut order[i].2;
+            let entry = Entry {
+                row,
+                value: f.headline.value,
+                low: Some(f.headline.low),
+                high: Some(f.headline.high),
+            };
+            // A name measured twice in one run: the later figure.
+            match entries.last_mut() {
+                Some(last) if last.row == row => *last = entry,
+                _ => entries.push(entry),
+            }
+        }
+    }
+    History {
+        runs: runs
+            .iter()
+            .map(|r| RunRef {
+                id: r.id.clone(),
+                label: r.label.clone(),
+                started_at: r.started_at,
+            })
+            .collect(),
+        tracks: order
+            .into_iter()
+            .map(|(name, unit, entries)| track(name, unit, entries, &runs, options))
+            .collect(),
     }
 }
 

@@ -9,6 +9,8 @@ pub mod csv;
 pub mod curves;
 pub mod families;
 pub mod fleet;
+pub mod health;
+pub mod history;
 pub mod html;
 pub mod hyperfine;
 pub mod json;

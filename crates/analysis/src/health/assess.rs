@@ -64,10 +64,10 @@ impl Assessment {
 }
 
 /// A figure of a run: its name, unit and headline with its interval.
-struct Figure {
-    name: String,
-    unit: Unit,
-    headline: Headline,
+pub struct Figure {
+    pub name: String,
+    pub unit: Unit,
+    pub headline: Headline,
 }
 
 fn label(m: &Measurement) -> String {
@@ -97,8 +97,8 @@ pub fn headline(m: &Measurement) -> Headline {
 }
 
 /// Every valid figure of a run with a unit that ranks, and its curves'
-/// peaks, keyed by name.
-fn figures(run: &Run) -> Vec<Figure> {
+/// peaks (the figures `check` judges and `history` tracks).
+pub fn figures(run: &Run) -> Vec<Figure> {
     let mut out: Vec<Figure> = run
         .measurements
         .iter()

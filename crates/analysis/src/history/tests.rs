@@ -120,3 +120,34 @@ fn curve_peaks_are_named_as_compare_names_them() {
     // Three identical trials: the interval from them is the mean itself.
     assert!(lo <= 180.0 && hi >= 180.0);
 }
+
+#[test]
+fn a_history_tracks_each_figure_in_time_order_and_keeps_what_is_asked() {
+    // Stored out of order: the history sorts by start time.
+    let mut runs = runs();
+    for (i, r) in runs.iter_mut().enumerate() {
+        r.started_at += chrono::Duration::hours(i as i64);
+        let level = if i < 12 { 100.0 } else { 130.0 };
+        r.measurements = vec![
+            crate::testdata::meas("lat_mem_rd/x", "mem", Unit::Ns, wobble(i, level)),
+            crate::testdata::meas("lat_syscall/null", "proc", Unit::Ns, wobble(i, 50.0)),
+            crate::testdata::meas("count", "proc", Unit::Count, 3.0),
+        ];
+    }
+    runs.reverse();
+    let refs: Vec<&Run> = runs.iter().collect();
+    let h = history(&refs, |_| true, &Options::default());
+    assert_eq!(h.runs.len(), 20);
+    assert_eq!(h.runs[0].id, "r00");
+    // A count does not rank: not a figure to track.
+    let names: Vec<&str> = h.tracks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["lat_mem_rd/x", "lat_syscall/null"]);
+    let mem = &h.tracks[0];
+    assert_eq!(mem.entries.len(), 20);
+    assert_eq!(mem.shifts.len(), 1);
+    assert_eq!(mem.shifts[0].after_row, 12);
+    assert_eq!(mem.shifts[0].changes[0].to_string(), "THP madvise → always");
+    assert!(h.tracks[1].shifts.is_empty());
+    let only = history(&refs, |n| n.starts_with("lat_sys"), &Options::default());
+    assert_eq!(only.tracks.len(), 1);
+}
