@@ -13,26 +13,34 @@ use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::common::{measurement_names, text, unavailable, Sandbox};
 
-const PARTITION: &str = "tsq";
+pub(crate) const PARTITION: &str = "tsq";
 
-/// A running single-node cluster, torn down on drop.
-struct Cluster {
+/// One cluster at a time: tests of this binary run in parallel, and two
+/// slurmd would claim the one node name.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// A running single-node cluster, torn down on drop (`tests/it/check.rs`
+/// uses it too).
+pub(crate) struct Cluster {
     dir: Option<tempfile::TempDir>,
-    conf: PathBuf,
+    pub(crate) conf: PathBuf,
     daemons: Vec<Child>,
+    /// Held until the cluster is torn down (fields drop after `drop`).
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl Cluster {
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.as_ref().unwrap().path().join(name)
     }
 
     /// A Slurm client command aimed at this cluster.
-    fn slurm(&self, program: &str) -> Command {
+    pub(crate) fn slurm(&self, program: &str) -> Command {
         let mut c = Command::new(program);
         c.env("SLURM_CONF", &self.conf).stdin(Stdio::null());
         c
@@ -57,7 +65,7 @@ impl Cluster {
 
     /// Configure and start munged, slurmctld and slurmd; wait until the node
     /// is idle. Err: why the cluster could not be had (the test is skipped).
-    fn start() -> Result<Cluster, String> {
+    pub(crate) fn start() -> Result<Cluster, String> {
         if unsafe { libc::geteuid() } != 0 {
             return Err("not root (the Slurm daemons run as root)".into());
         }
@@ -91,6 +99,7 @@ impl Cluster {
             conf: d.join("slurm.conf"),
             dir: Some(dir),
             daemons: Vec::new(),
+            _turn: TURN.lock().unwrap_or_else(|e| e.into_inner()),
         };
         for sub in ["state", "spool", "work"] {
             fs::create_dir(d.join(sub)).map_err(|e| e.to_string())?;
@@ -252,7 +261,7 @@ fn which(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn short_hostname() -> String {
+pub(crate) fn short_hostname() -> String {
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     unsafe { libc::uname(&mut u) };
     let name = unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) }
@@ -284,7 +293,7 @@ fn free_ports() -> (u16, u16) {
     )
 }
 
-fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> Result<(), ()> {
+pub(crate) fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> Result<(), ()> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if ready() {

@@ -2,6 +2,7 @@
 
 mod app;
 mod app_hyperfine;
+mod check;
 mod cli;
 mod comm_family;
 mod common;

@@ -3,10 +3,13 @@
 //! knees, prediction of application speed from micro-benchmarks). Reports
 //! call these; nothing here reads files or prints.
 
+pub mod change_points;
 pub mod compare;
 pub mod compare_curves;
 pub mod curve;
 pub mod curve_analysis;
+pub mod health;
+pub mod history;
 pub mod index;
 pub mod knee;
 pub mod outliers;

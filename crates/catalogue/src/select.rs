@@ -103,8 +103,23 @@ impl Selection {
     }
 }
 
+/// The `check` suite, `touchstone check`'s default: a few seconds of the
+/// micro-benchmarks that tell most about a node's health — entering the
+/// kernel, a context switch, DRAM latency (random lines, so the TLB and
+/// page size count) and bandwidth, a page fault, and integer CPU speed
+/// (frequency, boost).
+pub const CHECK_SUITE: &[&str] = &[
+    "lat_syscall/null",
+    "lat_ctx/procs:2/size:0/cpus:same",
+    "lat_mem_rd/stride:rand/size:64m",
+    "bw_mem/rd/size:256m",
+    "lat_pagefault/size:8m",
+    "dhrystone",
+];
+
 /// Resolve specs (empty: the default suite) into cases, for the run `ctx`
 /// (quick mode's values; a run option may set a parameter's default).
+/// `check` names `CHECK_SUITE`.
 pub fn select(specs: &[String], ctx: &RunContext, parallel: u32) -> Result<Selection, SelectError> {
     let mut out = Selection::default();
     let default = ["default".to_string()];
@@ -113,7 +128,14 @@ pub fn select(specs: &[String], ctx: &RunContext, parallel: u32) -> Result<Selec
     } else {
         specs
     };
-    for spec in specs {
+    let specs: Vec<String> = specs
+        .iter()
+        .flat_map(|s| match s.as_str() {
+            "check" => CHECK_SUITE.iter().map(|c| c.to_string()).collect(),
+            _ => vec![s.clone()],
+        })
+        .collect();
+    for spec in &specs {
         let (head, rest) = spec.split_once('/').unwrap_or((spec.as_str(), ""));
         let implicit: Vec<&'static Family> = match head {
             "all" => FAMILIES.to_vec(),
@@ -413,6 +435,14 @@ mod tests {
         // the same case named twice runs once
         let d = sel(&["lat_syscall/null", "lat_syscall/null"]).unwrap();
         assert_eq!(d.cases.len(), 1);
+    }
+
+    #[test]
+    fn the_check_suite_names_one_case_each() {
+        let s = sel(&["check"]).unwrap();
+        assert_eq!(s.cases.len(), CHECK_SUITE.len());
+        assert!(s.skipped.is_empty());
+        assert!(s.cases.iter().all(|c| !c.family.is_workload()));
     }
 
     #[test]

@@ -84,6 +84,15 @@ pub enum Command {
     /// Each run's figures as ratios to a base run, with significance marks and an index.
     #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
+    /// Judge this host's health: a few seconds of telling micro-benchmarks
+    /// (or a stored run) against its own history and hosts of the same
+    /// hardware. Exit 0 healthy, 1 degraded, 2 bad input.
+    #[command(after_help = examples::CHECK)]
+    Check(CheckArgs),
+    /// A host's stored figures in time order, where they changed, by how
+    /// much, and what changed on the machine then.
+    #[command(after_help = examples::HISTORY)]
+    History(HistoryArgs),
     /// Many hosts: run touchstone on each over OpenSSH or Slurm, import what
     /// they measure, and find the host that stands apart.
     #[command(after_help = examples::FLEET)]
@@ -280,6 +289,59 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// How `check` prints its verdict.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    /// One line per finding, then what was judged.
+    Table,
+    Json,
+    /// The line an LBNL NHC check function passes to `die`; nothing when healthy.
+    Nhc,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Benchmarks to run instead of the check suite (as `run` takes them).
+    pub benchmarks: Vec<String>,
+    /// Judge this stored run (an id or unique prefix, a label, `last`) instead of running.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["benchmarks", "repetitions", "no_store", "label"])]
+    pub run: Option<String>,
+    /// Timed repetitions per measurement.
+    #[arg(short = 'r', long, value_name = "R")]
+    pub repetitions: Option<u32>,
+    /// Do not store the check's run (stored by default, labelled `check`, so
+    /// that later checks and `history` have it).
+    #[arg(long)]
+    pub no_store: bool,
+    /// The stored run's label.
+    #[arg(short, long, default_value = "check")]
+    pub label: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+}
+
+/// How `history` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryFormat {
+    /// A line per benchmark with a sparkline, then its change points.
+    Table,
+    Json,
+    /// One line per figure with its interval.
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Benchmarks to show: names, or their leading segments (`lat_mem_rd`);
+    /// default: every figure stored (each curve by its peak).
+    pub benchmarks: Vec<String>,
+    /// The host, by name as `touchstone runs` shows it (default: this one).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: HistoryFormat,
 }
 
 #[derive(Args, Debug)]

@@ -26,6 +26,9 @@ pub enum CliError {
     Hosts(String),
     #[error("{0} of {1} hosts or pairs failed (see above); the others are imported")]
     FleetFailed(usize, usize),
+    /// `check` found the host degraded (its findings printed).
+    #[error("degraded: {0} finding(s)")]
+    Degraded(usize),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
     /// A fleet run stopped by Ctrl-C or SIGTERM.
@@ -40,6 +43,7 @@ impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Failed(..)
+            | CliError::Degraded(_)
             | CliError::Harness(_)
             | CliError::Hosts(_)
             | CliError::FleetFailed(..) => 1,

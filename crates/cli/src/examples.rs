@@ -150,6 +150,26 @@ Examples:
   touchstone man --dir ~/.local/share/man/man1
                                          a page per command (touchstone-run.1, …)";
 
+pub const CHECK: &str = "\
+Examples:
+  touchstone check                       run the check suite, store it, judge it
+  touchstone check --run last            judge the newest stored run instead
+  touchstone check --format nhc          one line for an NHC check function (nothing when healthy)
+
+A finding needs a shift whose interval excludes 0 on the slow side and that
+lies more than 3.5 spreads from the baseline (docs/reports.md). A Slurm
+HealthCheckProgram that drains a degraded node: contrib/slurm/touchstone-health.";
+
+pub const HISTORY: &str = "\
+Examples:
+  touchstone history                     every figure of this host, with its change points
+  touchstone history lat_mem_rd bw_mem   only these benchmarks
+  touchstone history --host node-7 --format csv > node-7.csv
+
+A change point is where E-divisive means splits the series and a permutation
+test finds the split significant (p <= 0.01); 'what changed' is the difference
+between the fingerprints of the runs either side (docs/reports.md).";
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -108,6 +108,12 @@ pub fn profile() -> &'static str {
     }
 }
 
+/// touchstone's build for the fingerprint: the commit it was built from
+/// and the compiler (see build.rs).
+pub fn build() -> String {
+    format!("{}, {}", env!("TOUCHSTONE_BUILD"), env!("TOUCHSTONE_RUSTC"))
+}
+
 pub fn new_run_id() -> String {
     let mut b = [0u8; 8];
     // SAFETY: filling a local buffer.
@@ -157,7 +163,8 @@ impl Session {
         scratch::remove_stale();
         let clock = calibrate();
         plan.min_interval_ns = clock.min_interval_ns;
-        let host = host::collect();
+        let mut host = host::collect();
+        host.fingerprint = host.fingerprint.map(|f| f.with_build(&build()));
         let warnings = checks::host_warnings(&host, profile());
         let run = Run {
             id: new_run_id(),
@@ -167,7 +174,7 @@ impl Session {
                 name: "touchstone".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
                 profile: profile().into(),
-                rustc: None,
+                rustc: Some(env!("TOUCHSTONE_RUSTC").into()),
             },
             clock,
             options: RunOptions {
@@ -561,21 +568,7 @@ impl Session {
         as_json: bool,
         notes: impl FnOnce(&Run) -> String,
     ) -> Result<(), CliError> {
-        // A last chance for results the store refused; on a full disk the
-        // little room left is kept for closing the run.
-        if !self.store_error.as_ref().is_some_and(StoreError::is_full) {
-            let _ = self.flush();
-        }
-        let (status, reason) = self.ending(&body);
-        let closed = self.close(status, reason);
-        self.progress.finish();
-        if let (Err(e), Err(_)) = (&closed, &body) {
-            // The error that stopped the run is the one reported below.
-            self.progress.line(&format!(
-                "could not mark the stored run as {}: {e}",
-                status.as_str()
-            ));
-        }
+        let (status, closed) = self.close_out(&body);
         let run = &self.run;
         if as_json {
             crate::output::print_json(&format!("{}\n", json::to_string(vec![run.clone()])));
@@ -625,6 +618,51 @@ impl Session {
                 _ => {}
             }
         }
+        self.outcome(body, status, closed)
+    }
+
+    /// End the run as `finish` does, printing nothing (progress aside),
+    /// and hand it back with the measurements that failed ("name: why")
+    /// and `finish`'s outcome: `touchstone check` judges what was measured
+    /// also when a measurement failed.
+    pub fn finish_quietly(mut self, body: Result<(), CliError>) -> Quiet {
+        let (status, closed) = self.close_out(&body);
+        let outcome = self.outcome(body, status, closed);
+        Quiet {
+            run: self.run.clone(),
+            failures: std::mem::take(&mut self.failures),
+            outcome,
+        }
+    }
+
+    /// Store what is left, mark the stored run with how it ended.
+    fn close_out(&mut self, body: &Result<(), CliError>) -> (RunStatus, Result<(), StoreError>) {
+        // A last chance for results the store refused; on a full disk the
+        // little room left is kept for closing the run.
+        if !self.store_error.as_ref().is_some_and(StoreError::is_full) {
+            let _ = self.flush();
+        }
+        let (status, reason) = self.ending(body);
+        let closed = self.close(status, reason);
+        self.progress.finish();
+        if let (Err(e), Err(_)) = (&closed, body) {
+            // The error that stopped the run is the one reported below.
+            self.progress.line(&format!(
+                "could not mark the stored run as {}: {e}",
+                status.as_str()
+            ));
+        }
+        (status, closed)
+    }
+
+    /// The run's outcome as the command's: the error that stopped it, the
+    /// store's, an interruption, or failed measurements.
+    fn outcome(
+        &mut self,
+        body: Result<(), CliError>,
+        status: RunStatus,
+        closed: Result<(), StoreError>,
+    ) -> Result<(), CliError> {
         body?;
         closed?;
         if self.unstored.len() + self.unstored_curves.len() > 0 {
@@ -633,13 +671,20 @@ impl Session {
             }
         }
         if status == RunStatus::Interrupted {
-            return Err(CliError::Interrupted(run.id.clone()));
+            return Err(CliError::Interrupted(self.run.id.clone()));
         }
         if !self.failures.is_empty() {
             return Err(CliError::Failed(self.failures.len(), self.planned));
         }
         Ok(())
     }
+}
+
+/// A run ended quietly (`Session::finish_quietly`).
+pub struct Quiet {
+    pub run: Run,
+    pub failures: Vec<String>,
+    pub outcome: Result<(), CliError>,
 }
 
 /// What a sweep reports to the session: progress on stderr (the trial under

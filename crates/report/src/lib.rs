@@ -12,6 +12,8 @@ pub mod curve_flags;
 pub mod curves;
 pub mod families;
 pub mod fleet;
+pub mod health;
+pub mod history;
 pub mod html;
 pub mod hyperfine;
 pub mod json;

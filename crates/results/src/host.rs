@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fingerprint::Fingerprint;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Host {
     pub hostname: String,
@@ -46,6 +48,11 @@ pub struct Host {
     /// Anything else worth keeping (e.g. boot-time kernel arguments).
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
+    /// What else can move a figure (kernel build, microcode, firmware,
+    /// mitigations, SMT, boost, THP, …; see `fingerprint`). Absent in runs
+    /// recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<Fingerprint>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -106,6 +113,7 @@ pub fn collect() -> Host {
         governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         loadavg: loadavg(),
         extra: BTreeMap::new(),
+        fingerprint: Some(Fingerprint::collect()),
     };
     if let Some(d) = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver") {
         host.extra.insert("cpufreq_driver".into(), d);

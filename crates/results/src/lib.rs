@@ -8,6 +8,7 @@ pub mod brief;
 pub mod checks;
 pub mod convergence;
 pub mod curve;
+pub mod fingerprint;
 pub mod groups;
 pub mod host;
 pub mod json;

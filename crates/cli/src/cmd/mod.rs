@@ -1,11 +1,13 @@
 //! One file per subcommand; `dispatch` routes to them.
 
 mod app;
+mod check;
 mod dry_run;
 mod fleet;
 mod fleet_report;
 mod fleet_slurm;
 mod generate;
+mod history;
 mod import;
 mod list;
 mod predict;
@@ -72,6 +74,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),
         Command::Compare(a) => report::compare(&open(db, Open::ReadOnly)?, &a),
+        Command::Check(a) => check::check(db, a),
+        Command::History(a) => history::show(db, &a),
         Command::Fleet(a) => fleet::fleet(db, a),
         Command::Serve(a) => serve::serve(&a),
         Command::Completions { shell } => generate::completions(shell),

@@ -24,7 +24,7 @@ use super::dry_run::{self, DryRun};
 use crate::args::RunArgs;
 use crate::error::CliError;
 use crate::option_values::{check_label, duration};
-use crate::session::{failpoint, Request, Session};
+use crate::session::{failpoint, Quiet, Request, Session};
 
 /// Trials at a point in quick mode: at most 4 (3 kept after a warm-up
 /// trial), so that a quick sweep of tcp_rr stays within seconds.
@@ -171,8 +171,30 @@ fn curve_of(case: &Selected, unmeasured_cpus: &[u32], bytes_per_op: Option<u64>)
 }
 
 pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
-    let mut plan = plan(&a)?;
-    let settings = sweep_settings(&a)?;
+    match measure(db, &a)? {
+        Some((mut session, body)) => {
+            session.close_with_summary(a.tables);
+            session.finish(body, a.json, |_| String::new())
+        }
+        None => Ok(()),
+    }
+}
+
+/// Measure the selection of `a` and hand back the run, printing nothing but
+/// progress (`touchstone check`), with the outcome `run` would give.
+pub fn measure_quietly(db: Option<PathBuf>, a: &RunArgs) -> Result<Quiet, CliError> {
+    let (session, body) = measure(db, a)?.ok_or_else(|| CliError::Usage("--dry-run".into()))?;
+    Ok(session.finish_quietly(body))
+}
+
+/// Check everything, then measure in a session; None for a dry run (its
+/// listing printed).
+fn measure(
+    db: Option<PathBuf>,
+    a: &RunArgs,
+) -> Result<Option<(Session, Result<(), CliError>)>, CliError> {
+    let mut plan = plan(a)?;
+    let settings = sweep_settings(a)?;
     // Micro-benchmarks converge too: rounds of R repetitions until the
     // median's interval is as narrow as asked (quick: at most 4 rounds).
     plan.converge = a.converge.is_some().then_some(settings.rule);
@@ -195,7 +217,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         .iter()
         .filter(|c| c.family.is_workload())
         .count();
-    if let (0, Some(flag)) = (workloads, workload_flags(&a)) {
+    if let (0, Some(flag)) = (workloads, workload_flags(a)) {
         return Err(CliError::Usage(format!(
             "{flag} applies to workloads (e.g. tcp_rr), and the selection has none"
         )));
@@ -247,7 +269,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         } else {
             crate::output::print(&dry.text());
         }
-        return Ok(());
+        return Ok(None);
     }
     let mut session = Session::start(
         Request {
@@ -307,8 +329,7 @@ pub fn run(db: Option<PathBuf>, a: RunArgs) -> Result<(), CliError> {
         &settings,
         &unmeasured_cpus,
     );
-    session.close_with_summary(a.tables);
-    session.finish(body, a.json, |_| String::new())
+    Ok(Some((session, body)))
 }
 
 /// Measure every case at every process count (a workload: sweep it once),
