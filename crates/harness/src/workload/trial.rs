@@ -233,6 +233,8 @@ struct Sample {
     stat: Vec<(usize, CpuTicks)>,
     clients: u64,
     server: Option<u64>,
+    /// `Workload::traffic_ops` at this moment.
+    traffic: Option<u64>,
 }
 
 struct Supervisor<'a> {
@@ -354,9 +356,14 @@ impl Supervisor<'_> {
                     .expect("latency histograms share their bounds");
             }
         }
-        let ops: u64 = records.iter().map(|c| c.window_ops).sum();
         let sampled_ns = b.t.saturating_sub(a.t).max(1) as f64;
         let scale = (w1 - w0) as f64 / sampled_ns;
+        // Traffic beside the clients is counted over the sampled span and
+        // scaled to the window, as the CPU clocks are.
+        let ops: u64 = match a.traffic.zip(b.traffic) {
+            Some((x, y)) => (y.saturating_sub(x) as f64 * scale).round() as u64,
+            None => records.iter().map(|c| c.window_ops).sum(),
+        };
         Ok(TrialOutcome {
             load,
             cpus: self.cpus.to_vec(),
@@ -647,6 +654,7 @@ impl Supervisor<'_> {
                 Some(p) => Some(read(p)),
                 None => w.remote_server_cpu_ns(),
             },
+            traffic: w.traffic_ops(),
         }
     }
 
