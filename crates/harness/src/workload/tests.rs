@@ -668,6 +668,7 @@ fn a_point_merges_its_kept_trials_exactly() {
             started_ns: 0,
             window: (1_000, 1_000_000_001_000),
             ops: values.len() as u64,
+            traffic: false,
             throughput,
             // 1 KB per operation.
             bytes: 1000 * values.len() as u64,
@@ -790,6 +791,7 @@ fn traffic_beside_the_clients_is_the_throughput_and_the_clients_the_latency() {
     let mut w = Traffic(Fake::new(ClientKind::Processes));
     let o = run_trial(&mut w, 2, &all_cpus(), &short(), 0).unwrap();
     // A million a second, read at the window's edges and scaled to it.
+    assert!(o.traffic);
     assert!((o.throughput / 1e6 - 1.0).abs() < 0.01, "{}", o.throughput);
     assert_eq!(
         o.ops,

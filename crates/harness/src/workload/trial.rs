@@ -59,8 +59,12 @@ pub struct TrialOutcome {
     pub started_ns: u64,
     /// The measurement window [w0, w1), CLOCK_MONOTONIC ns.
     pub window: (u64, u64),
-    /// Operations completed inside the window, all clients.
+    /// Operations completed inside the window, all clients — or, when
+    /// `traffic`, the workload's traffic beside them.
     pub ops: u64,
+    /// `ops` and `throughput` are the workload's traffic beside its
+    /// clients (`Workload::traffic_ops`), not the clients' operations.
+    pub traffic: bool,
     /// ops / window, per second.
     pub throughput: f64,
     /// Bytes the window's operations moved, all clients (0 unless the
@@ -370,6 +374,7 @@ impl Supervisor<'_> {
             started_ns: started_at,
             window: (w0, w1),
             ops,
+            traffic: a.traffic.is_some() && b.traffic.is_some(),
             throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
             bytes: records.iter().map(|c| c.window_bytes).sum(),
             clients: records,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::{reaped, short_trial};
+use crate::testing::{reaped, short_trial, trial_is_sound};
 use touchstone_harness::workload::cpu::usable_cpus;
 use touchstone_harness::workload::run_trial;
 
@@ -98,6 +98,8 @@ fn a_point_is_generator_bandwidth_and_chase_latency() {
     let mut w = workload("rd1wr1", 8 << 20);
     let idle = run_trial(&mut w, 1, &cpus, &short_trial(), 0).unwrap();
     assert_eq!(idle.ops, 0, "idle generators moved lines");
+    assert!(idle.traffic);
+    trial_is_sound(&idle, 1).unwrap();
     let chase = idle.latency();
     assert!(chase.len() > 0 && chase.value_at_quantile(0.5) > 0);
     assert!(chase.value_at_quantile(0.5) <= chase.value_at_quantile(0.99));
@@ -108,6 +110,7 @@ fn a_point_is_generator_bandwidth_and_chase_latency() {
         let slow = run_trial(&mut w, 2, &cpus, &short_trial(), 1).unwrap();
         let full = run_trial(&mut w, LEVELS, &cpus, &short_trial(), 2).unwrap();
         assert!(slow.ops > 0, "a 2 µs delay still moves lines");
+        trial_is_sound(&full, 1).unwrap();
         assert!(
             full.throughput > 2.0 * slow.throughput,
             "no delay {} lines/s, 2 µs delay {}",
