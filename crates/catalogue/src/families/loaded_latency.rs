@@ -86,8 +86,8 @@ const PAUSED: u64 = u64::MAX;
 /// for servers, and ten levels of three trials must fit in a minute.
 const WARMUP_NS: u64 = 300_000_000;
 const WINDOW_NS: u64 = 1_000_000_000;
-const QUICK_WARMUP_NS: u64 = 100_000_000;
-const QUICK_WINDOW_NS: u64 = 300_000_000;
+const QUICK_WARMUP_NS: u64 = 50_000_000;
+const QUICK_WINDOW_NS: u64 = 200_000_000;
 
 pub const MIX: Param = Param {
     name: "mix",
