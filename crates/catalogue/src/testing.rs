@@ -50,8 +50,10 @@ pub fn reaped(pid: i32) -> bool {
 /// What every workload trial owes, whatever the workload: `clients`
 /// clients, each running throughout the window; operations counted in it
 /// (on a busy machine one client may complete none in a short window, so
-/// only their sum) and held by the merged histograms, in the throughput;
-/// ordered quantiles; every process it started reaped.
+/// only their sum) and held by the merged histograms, in the throughput
+/// (unless the throughput is the workload's traffic beside its clients,
+/// `traffic`, which may be idle); ordered quantiles; every process it
+/// started reaped.
 pub fn trial_is_sound(o: &TrialOutcome, clients: usize) -> Result<(), String> {
     let window_ops: u64 = o.clients.iter().map(|c| c.window_ops).sum();
     let l = o.latency();
@@ -62,13 +64,13 @@ pub fn trial_is_sound(o: &TrialOutcome, clients: usize) -> Result<(), String> {
             "a client did not run through the window {:?}: {:?}",
             o.window, o.clients
         )
-    } else if window_ops == 0 || o.ops != window_ops || l.len() != o.ops {
+    } else if window_ops == 0 || (!o.traffic && o.ops != window_ops) || l.len() != window_ops {
         format!(
             "{} operations, {window_ops} counted by the clients, {} in the histograms",
             o.ops,
             l.len()
         )
-    } else if !(o.throughput.is_finite() && o.throughput > 0.0) {
+    } else if !(o.throughput.is_finite() && (o.throughput > 0.0 || o.traffic)) {
         format!("throughput {}", o.throughput)
     } else if !(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99)
         && l.value_at_quantile(0.99) <= l.max())

@@ -170,8 +170,12 @@ pub fn assess(rule: &Rule, series: &[f64]) -> Assessment {
     } else {
         mean_interval(kept, rule.confidence)
     };
+    // Every trial exactly 0 (a loaded_latency point with its traffic
+    // idle) is exact, not unconverged: there is nothing more to learn.
     let width = if mean > 0.0 {
         2.0 * half_width / mean
+    } else if mean == 0.0 && half_width == 0.0 {
+        0.0
     } else {
         f64::INFINITY
     };
@@ -259,6 +263,18 @@ pub fn assess_median(rule: &Rule, samples: &[f64], rounds: usize) -> MedianConve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Trials that all measured exactly nothing (traffic held idle) have
+    /// converged on 0; ones that scatter around 0 have not.
+    #[test]
+    fn trials_all_exactly_zero_have_converged() {
+        let rule = Rule::parse("95,5").unwrap();
+        let a = assess(&rule, &[0.0, 0.0, 0.0]);
+        assert_eq!((a.verdict, a.width), (Verdict::Converged, 0.0), "{a:?}");
+        assert_eq!(assess(&rule, &[0.0, 0.0]).verdict, Verdict::More);
+        let scattered = assess(&rule, &[0.0, 1.0, 0.0]);
+        assert_eq!(scattered.verdict, Verdict::More, "{scattered:?}");
+    }
 
     #[test]
     fn trials_needed_follows_the_spread() {

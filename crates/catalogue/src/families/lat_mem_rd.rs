@@ -21,7 +21,7 @@ use crate::support::cache_levels::{
     MIN_CONFIDENCE,
 };
 use crate::support::memory::{Order, Pages};
-use crate::support::pointer_chase::Chase;
+use crate::support::pointer_chase::{Chase, CHAIN_SEED};
 use crate::support::sys::page_size;
 
 /// Element size of the random chains: one cache line on current machines.
@@ -54,7 +54,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         size,
         order,
         Pages::Default,
-        0x5eed,
+        CHAIN_SEED,
     )
 }
 

@@ -76,6 +76,7 @@ pub mod chat;
 pub mod web;
 pub mod io_load;
 pub mod multiuser;
+pub mod loaded_latency;
 // the embedded SQLite and a PostgreSQL client, behind the `oltp` feature
 #[cfg(feature = "oltp")]
 pub mod oltp;

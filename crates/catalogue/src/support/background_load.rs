@@ -163,6 +163,13 @@ impl Running {
         }
     }
 
+    /// Fork one helper running `body` into the group, pinned to `cpu`
+    /// (loaded_latency's memory-traffic generators). It holds none of the
+    /// caller's descriptors; memory it needs it maps itself, or inherits.
+    pub fn spawn_pinned(&mut self, cpu: usize, body: impl FnOnce() -> i32) -> Fallible {
+        self.spawn(Some(cpu), None, body)
+    }
+
     /// Fork one helper into the group, pinned to `cpu` if given, keeping
     /// only descriptor `keep` (if any) of those above stderr.
     fn spawn(

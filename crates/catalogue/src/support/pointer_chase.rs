@@ -53,13 +53,13 @@ impl Chase {
 
 impl Benchmark for Chase {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        let mut buf = Buf::new(self.size, self.pages)?;
-        let offs = chain_offsets(self.size, self.order, self.seed + ctx.process as u64);
-        self.cur = lay_chain(&mut buf, &offs);
-        let once_round = (offs.len() / 100 + 1) as u64;
-        drop(offs);
-        // Walk the chain once so the first interval does not pay for it.
-        self.cur = chase(self.cur, once_round);
+        let (buf, cur) = chain(
+            self.size,
+            self.order,
+            self.pages,
+            self.seed + ctx.process as u64,
+        )?;
+        self.cur = cur;
         self.buf = Some(buf);
         Ok(())
     }
@@ -77,6 +77,24 @@ impl Benchmark for Chase {
     fn cleanup(&mut self) {
         self.buf = None;
     }
+}
+
+/// The seed lat_mem_rd's chains are shuffled from (process i: seed + i);
+/// loaded_latency lays its chase from it too, so that its idle end chases
+/// the very chain lat_mem_rd's `rand` chain measures at the same size.
+pub const CHAIN_SEED: u64 = 0x5eed;
+
+/// A chain of `size` bytes in `order`, shuffled from `seed`, in a buffer
+/// backed by `pages`, walked once round (so the first timed loads do not
+/// pay for first touches of the page tables); returns the buffer and where
+/// the walk stopped.
+pub fn chain(size: usize, order: Order, pages: Pages, seed: u64) -> Fallible<(Buf, *const usize)> {
+    let mut buf = Buf::new(size, pages)?;
+    let offs = chain_offsets(size, order, seed);
+    let start = lay_chain(&mut buf, &offs);
+    let once_round = (offs.len() / 100 + 1) as u64;
+    drop(offs);
+    Ok((buf, chase(start, once_round)))
 }
 
 /// Follow a chain 100 loads at a time, `n` times; returns where it stopped.

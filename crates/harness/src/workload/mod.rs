@@ -144,6 +144,16 @@ pub trait Client {
     fn cpu_ns(&self) -> Option<u64> {
         None
     }
+    /// How many equal dependent steps one operation is (1, the default:
+    /// the operation itself). A client whose step is too short to time
+    /// alone — one load of a pointer chase, shorter than the two clock
+    /// reads around it — makes each operation a batch of `steps` of them,
+    /// and the engine records the batch's time over `steps` (rounded to
+    /// the nearest ns): each step's mean latency over its batch, so the
+    /// percentiles are those of batch means.
+    fn steps(&self) -> u64 {
+        1
+    }
 }
 
 /// A system workload: an optional server side and L clients.
@@ -233,6 +243,18 @@ pub trait Workload: Sync {
     /// supervisor reads it at the window's edges for the server's CPU per
     /// operation. None: no such server, or it did not answer.
     fn remote_server_cpu_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Operations done so far by traffic the workload runs beside its
+    /// clients, when it has such traffic and its throughput is that
+    /// traffic's, not the clients' (`loaded_latency`: memory traffic from
+    /// generator processes, counted as they go; its one client, a pointer
+    /// chase, gives the latency). The supervisor reads it at the window's
+    /// edges, as it reads the CPU clocks: the trial's operations and
+    /// throughput are then the count's rise over that wall-clock span,
+    /// while the clients' operations still give the latency histograms.
+    /// None (the default): the clients' operations are the throughput.
+    fn traffic_ops(&self) -> Option<u64> {
         None
     }
     /// The server side, in its own forked process (it may start threads).

@@ -668,6 +668,7 @@ fn a_point_merges_its_kept_trials_exactly() {
             started_ns: 0,
             window: (1_000, 1_000_000_001_000),
             ops: values.len() as u64,
+            traffic: false,
             throughput,
             // 1 KB per operation.
             bytes: 1000 * values.len() as u64,
@@ -772,4 +773,34 @@ fn a_workloads_own_rate_replaces_the_plans_pacing_and_is_checked() {
     };
     let e = validate(&muxed, &plan, 2).unwrap_err().to_string();
     assert!(e.contains("one client per connection"), "{e}");
+}
+
+/// Counts one operation of traffic per µs of the clock, beside Fake's
+/// clients.
+struct Traffic(Fake);
+impl Workload for Traffic {
+    fn traffic_ops(&self) -> Option<u64> {
+        Some(crate::clock::now_ns() / 1000)
+    }
+    fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
+        self.0.client(ctx)
+    }
+}
+
+#[test]
+fn traffic_beside_the_clients_is_the_throughput_and_the_clients_the_latency() {
+    let mut w = Traffic(Fake::new(ClientKind::Processes));
+    let o = run_trial(&mut w, 2, &all_cpus(), &short(), 0).unwrap();
+    // A million a second, read at the window's edges and scaled to it.
+    assert!(o.traffic);
+    assert!((o.throughput / 1e6 - 1.0).abs() < 0.01, "{}", o.throughput);
+    assert_eq!(
+        o.ops,
+        (o.throughput * o.window_ns() as f64 / 1e9).round() as u64
+    );
+    // The clients' 200 µs operations are still what the histograms hold.
+    let clients: u64 = o.clients.iter().map(|c| c.window_ops).sum();
+    assert_eq!(o.latency().len(), clients);
+    assert!(o.latency().value_at_quantile(0.5) >= 200_000);
+    assert!(o.every_client_ran_through());
 }

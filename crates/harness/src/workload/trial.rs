@@ -59,8 +59,12 @@ pub struct TrialOutcome {
     pub started_ns: u64,
     /// The measurement window [w0, w1), CLOCK_MONOTONIC ns.
     pub window: (u64, u64),
-    /// Operations completed inside the window, all clients.
+    /// Operations completed inside the window, all clients — or, when
+    /// `traffic`, the workload's traffic beside them.
     pub ops: u64,
+    /// `ops` and `throughput` are the workload's traffic beside its
+    /// clients (`Workload::traffic_ops`), not the clients' operations.
+    pub traffic: bool,
     /// ops / window, per second.
     pub throughput: f64,
     /// Bytes the window's operations moved, all clients (0 unless the
@@ -239,6 +243,9 @@ struct Sample {
     server: Option<u64>,
     /// Every thread of every process of the trial.
     threads: Vec<ProcessThreads>,
+
+    /// `Workload::traffic_ops` at this moment.
+    traffic: Option<u64>,
 }
 
 struct Supervisor<'a> {
@@ -360,7 +367,6 @@ impl Supervisor<'_> {
                     .expect("latency histograms share their bounds");
             }
         }
-        let ops: u64 = records.iter().map(|c| c.window_ops).sum();
         let sampled_ns = b.t.saturating_sub(a.t).max(1) as f64;
         let scale = (w1 - w0) as f64 / sampled_ns;
         let split = cpu::split(&a.stat, &b.stat, self.cpus);
@@ -371,12 +377,20 @@ impl Supervisor<'_> {
             self.cpus.len() as u32,
             &split,
         );
+
+        // Traffic beside the clients is counted over the sampled span and
+        // scaled to the window, as the CPU clocks are.
+        let ops: u64 = match a.traffic.zip(b.traffic) {
+            Some((x, y)) => (y.saturating_sub(x) as f64 * scale).round() as u64,
+            None => records.iter().map(|c| c.window_ops).sum(),
+        };
         Ok(TrialOutcome {
             load,
             cpus: self.cpus.to_vec(),
             started_ns: started_at,
             window: (w0, w1),
             ops,
+            traffic: a.traffic.is_some() && b.traffic.is_some(),
             throughput: ops as f64 * 1e9 / (w1 - w0) as f64,
             bytes: records.iter().map(|c| c.window_bytes).sum(),
             clients: records,
@@ -674,6 +688,8 @@ impl Supervisor<'_> {
                     threads: threads::thread_times(p.pid),
                 })
                 .collect(),
+
+            traffic: w.traffic_ops(),
         }
     }
 

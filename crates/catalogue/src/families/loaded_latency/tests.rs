@@ -1,0 +1,161 @@
+use super::*;
+use crate::testing::{reaped, short_trial, trial_is_sound};
+use touchstone_harness::workload::cpu::usable_cpus;
+use touchstone_harness::workload::run_trial;
+
+fn workload(mix: &str, size: usize) -> LoadedLatency {
+    LoadedLatency {
+        pattern: pattern(mix).unwrap(),
+        size,
+        quick: true,
+        chain: None,
+        control: None,
+        generators: None,
+    }
+}
+
+#[test]
+fn levels_run_from_idle_to_no_delay() {
+    assert_eq!(delay_ns(1), None);
+    assert_eq!(delay_ns(2), Some(DELAYS_NS[0]));
+    assert_eq!(delay_ns(LEVELS), Some(0));
+    // Delays shrink level by level: the injection rises with the load.
+    assert!(DELAYS_NS.windows(2).all(|d| d[0] > d[1]));
+    let w = workload("rd", 1 << 20);
+    assert_eq!(w.default_loads(2), vec![1, 6, LEVELS]);
+    let e = w.check_load(LEVELS + 1).unwrap_err();
+    assert!(e.contains("1 (idle) to 10"), "{e}");
+    assert!(w.check_load(LEVELS).is_ok());
+    // The trial plan never lengthens the run's, and shortens the engine's.
+    let run = TrialPlan::default();
+    let own = w.trial_plan(&run, 1);
+    assert_eq!(
+        (own.warmup_ns, own.window_ns),
+        (QUICK_WARMUP_NS, QUICK_WINDOW_NS)
+    );
+    let short = w.trial_plan(&short_trial(), 1);
+    assert_eq!(short.window_ns, short_trial().window_ns);
+}
+
+#[test]
+fn mixes_are_patterns_of_reads_and_writes() {
+    use Access::*;
+    assert_eq!(pattern("rd").unwrap(), &[Read]);
+    assert_eq!(pattern("rd3wr1").unwrap(), &[Read, Read, Read, Write]);
+    assert_eq!(pattern("rd2wr1").unwrap(), &[Read, Read, Write]);
+    assert_eq!(pattern("rd1wr1").unwrap(), &[Read, Write]);
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(pattern("ntwr").unwrap(), &[StreamWrite]);
+    } else {
+        assert!(pattern("ntwr").unwrap_err().contains("x86-64"));
+    }
+    assert!(pattern("wr").unwrap_err().contains("unknown mix"));
+    assert!(MIX.parse("rd4wr1").is_err());
+}
+
+#[test]
+fn the_delay_loop_is_calibrated_and_not_removed() {
+    let per_ns = spins_per_ns();
+    assert!(per_ns.is_finite() && per_ns > 0.0, "{per_ns}");
+    // A loop the compiler removed would run 200 000 spins in no time:
+    // a finite rate means each spin costs something.
+    assert!(
+        per_ns < 1000.0,
+        "{per_ns} spins per ns: the loop was removed"
+    );
+}
+
+/// The line kernels move what they say: a read sums the line's words, a
+/// write (cached or streaming) fills all eight.
+#[test]
+fn line_kernels_read_and_write_whole_lines() {
+    let mut b = Buf::new(4096, Pages::Default).unwrap();
+    let w = b.words();
+    for (i, x) in w.iter_mut().enumerate() {
+        *x = i as u64;
+    }
+    let p = w.as_mut_ptr();
+    // SAFETY: lines inside the 4 KiB buffer.
+    unsafe {
+        assert_eq!(read_line(p.add(8)), (8..16).sum::<u64>());
+        write_line(p.add(16), 7);
+        stream_line(p.add(24), 9);
+        #[cfg(target_arch = "x86_64")]
+        std::arch::x86_64::_mm_sfence();
+    }
+    let w = b.words();
+    assert!(w[16..24].iter().all(|&x| x == 7) && w[24..32].iter().all(|&x| x == 9));
+    assert_eq!(w[15], 15);
+    assert_eq!(w[32], 32);
+}
+
+/// At the idle level nothing moves; with no delay the generators move
+/// lines during the window, faster than at the longest delay; the chase's
+/// latency per load is a sane distribution; every process is gone after.
+#[test]
+fn a_point_is_generator_bandwidth_and_chase_latency() {
+    let cpus = usable_cpus().unwrap();
+    let mut w = workload("rd1wr1", 8 << 20);
+    let idle = run_trial(&mut w, 1, &cpus, &short_trial(), 0).unwrap();
+    assert_eq!(idle.ops, 0, "idle generators moved lines");
+    assert!(idle.traffic);
+    trial_is_sound(&idle, 1).unwrap();
+    let chase = idle.latency();
+    assert!(chase.len() > 0 && chase.value_at_quantile(0.5) > 0);
+    assert!(chase.value_at_quantile(0.5) <= chase.value_at_quantile(0.99));
+    assert!(idle.every_client_ran_through());
+    let generators = w.generator_pids();
+    assert_eq!(generators.len(), cpus.len() - 1);
+    if cpus.len() >= 2 {
+        let slow = run_trial(&mut w, 2, &cpus, &short_trial(), 1).unwrap();
+        let full = run_trial(&mut w, LEVELS, &cpus, &short_trial(), 2).unwrap();
+        assert!(slow.ops > 0, "a 2 µs delay still moves lines");
+        trial_is_sound(&full, 1).unwrap();
+        assert!(
+            full.throughput > 2.0 * slow.throughput,
+            "no delay {} lines/s, 2 µs delay {}",
+            full.throughput,
+            slow.throughput
+        );
+        // The generators outlive trials (the sweep reuses them), idle.
+        assert_eq!(w.generator_pids(), generators);
+        let held = w.control.as_ref().unwrap().total_lines();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let later = w.control.as_ref().unwrap().total_lines();
+        assert!(later - held <= CHUNK_LINES * generators.len() as u64);
+        for p in full.pids {
+            assert!(reaped(p), "trial process {p} left behind");
+        }
+    }
+    drop(w);
+    for p in generators {
+        assert!(reaped(p), "generator {p} left behind");
+    }
+}
+
+#[test]
+fn a_chase_follows_the_chain_lat_mem_rd_measures() {
+    // The same seed and order as lat_mem_rd's `rand` chain: the chain laid
+    // here visits the same elements in the same order.
+    let size = 1 << 16;
+    let mut w = workload("rd", size);
+    let ctx = TrialContext {
+        load: 1,
+        cpus: vec![usable_cpus().unwrap()[0]],
+        scratch: std::env::temp_dir(),
+    };
+    w.prepare(&ctx).unwrap();
+    w.release();
+    let chain = w.chain.as_ref().unwrap();
+    let base = chain._buf.ptr() as usize;
+    let offsets =
+        crate::support::memory::chain_offsets(size, Order::Rand { elem: LINE }, CHAIN_SEED);
+    let at = offsets
+        .iter()
+        .position(|&o| o == chain.start as usize - base)
+        .unwrap();
+    // SAFETY: the chain's element holds the next element's address.
+    let next = unsafe { *chain.start } - base;
+    assert_eq!(next, offsets[(at + 1) % offsets.len()]);
+    assert!(w.generator_pids().is_empty());
+}
