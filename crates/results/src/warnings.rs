@@ -106,6 +106,9 @@ warning_codes! {
     PageCache = "page-cache",
         "a buffered read was served from the page cache: the figure measures memory, not the storage",
         "use mode:direct, a file larger than memory (size:), or --drop-caches (root)";
+    DepthShort = "depth-short",
+        "fewer blocks were in flight on average than the depth asked for",
+        "a pass of few blocks spends much of its time filling and draining the queue: use a larger size: or a smaller depth: (depth_achieved is the mean)";
     TlbDisagrees = "tlb-disagrees",
         "the measured TLB entries differ from what cpuid reports",
         "a hypervisor can report other TLB sizes than the hardware has, and replacement or a cache step can move a TLB step; see the curve";

@@ -25,7 +25,11 @@
 //! Where: the scratch directory by default, `--dir`, or a whole block
 //! device (`--device` with `--destroy-data-on`, offsets 0..size). Files are
 //! unlinked as soon as they are created, so nothing outlives the process.
-//! `depth:N` (N > 1) submits through io_uring with N blocks in flight.
+//! `depth:N` (N > 1) submits through io_uring and keeps N blocks in
+//! flight as fio does with its defaults (submitted and not yet reaped: one
+//! submission per free slot, one completion reaped when all are taken);
+//! the time-weighted mean is measured (`depth_achieved`), and a point
+//! below 90 % of N carries `depth-short`.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -183,7 +187,9 @@ impl touchstone_harness::Benchmark for Io {
 
     /// The latency figures of every block moved (warm-up passes included:
     /// the harness does not tell a benchmark which intervals it keeps),
-    /// fsync apart, and how much of the file the page cache holds after
+    /// through the ring the mean number of blocks in flight
+    /// (`depth_achieved`, time-weighted over the same passes), fsync
+    /// apart, and how much of the file the page cache holds after
     /// the last interval (mincore; once, as it costs a pass over the
     /// file's page table).
     fn extras(&mut self) -> Vec<(String, f64)> {
@@ -191,6 +197,9 @@ impl touchstone_harness::Benchmark for Io {
             self.resident = io::resident_fraction(self.fd, self.size);
         }
         let mut x = latency_extras(&self.hist);
+        if let Some(d) = self.ring.as_ref().and_then(Ring::depth_achieved) {
+            x.push(("depth_achieved".into(), d));
+        }
         if !self.fsyncs.is_empty() {
             x.push((
                 "fsync_ms".into(),
@@ -348,7 +357,7 @@ fn build(p: &Point, ctx: &RunContext) -> Result<Built, String> {
 pub const CACHED_LIMIT: f64 = 0.5;
 
 /// What `io` adds to each measurement: IOPS from the headline MB/s (so
-/// the two always agree) and the page-cache warning.
+/// the two always agree), the page-cache warning and the depth warning.
 fn annotate(m: &mut Measurement, ctx: &RunContext) {
     if let Some(bs) = m.params.get("bs").and_then(|b| parse_size(b)) {
         m.extra
@@ -356,6 +365,25 @@ fn annotate(m: &mut Measurement, ctx: &RunContext) {
     }
     m.warnings
         .extend(page_cache_warning(m, ctx.flag(&io::DROP_CACHES)));
+    m.warnings.extend(depth_warning(m));
+}
+
+/// Below this share of `depth:N` in flight on average, a point says so.
+pub const DEPTH_SHORT: f64 = 0.9;
+
+/// The depth warning of one `io` measurement through io_uring: fewer than
+/// 90 % of the `depth:N` blocks in flight on average (`depth_achieved`).
+pub fn depth_warning(m: &Measurement) -> Option<Warning> {
+    let depth: f64 = m.params.get("depth")?.parse().ok()?;
+    let achieved = *m.extra.get("depth_achieved")?;
+    (achieved < DEPTH_SHORT * depth).then(|| {
+        Warning::new(
+            WarningCode::DepthShort,
+            format!(
+                "{achieved:.1} blocks in flight on average, not the {depth} of depth:{depth}: the figures describe a shallower queue"
+            ),
+        )
+    })
 }
 
 fn parse_size(text: &str) -> Option<u64> {
@@ -525,6 +553,57 @@ mod tests {
         let m = measure("io/read/pattern:rand/bs:4k/size:256k/depth:4");
         assert!(m.summary.median > 0.0);
         assert!(m.extra["lat_median_us"] > 0.0);
+        assert!(m.extra.contains_key("depth_achieved"), "{:?}", m.extra);
+        let m = measure("io/read/pattern:rand/bs:4k/size:4m");
+        assert!(
+            !m.extra.contains_key("depth_achieved"),
+            "depth 1 has no ring"
+        );
+    }
+
+    /// `depth:8` keeps 8 blocks in flight on the storage itself (direct
+    /// reads where the scratch file system allows O_DIRECT, else cached
+    /// ones): the mean it reports is within 10 % of 8, and the point
+    /// carries no `depth-short`; a mean below 90 % of the depth does.
+    #[test]
+    fn depth_achieved_is_the_depth_asked_for() {
+        if let Some(why) = io::io_uring_refused() {
+            crate::testing::skip::not_supported_here(&why);
+            return;
+        }
+        let direct = io::probe_dir(&io::scratch_parent(), libc::O_DIRECT).is_ok();
+        let spec = if direct {
+            "io/read/pattern:rand/bs:4k/size:4m/depth:8/mode:direct"
+        } else {
+            crate::testing::skip::part_not_supported_here(
+                "direct reads",
+                "the scratch file system refuses O_DIRECT: cached reads instead",
+            );
+            "io/read/pattern:rand/bs:4k/size:4m/depth:8"
+        };
+        let mut m = measure(spec);
+        annotate(&mut m, &RunContext::default());
+        let got = m.extra["depth_achieved"];
+        assert!((7.2..=8.0).contains(&got), "{got:.2} in flight at depth:8");
+        assert!(depth_warning(&m).is_none());
+        m.extra.insert("depth_achieved".into(), 7.1);
+        let w = depth_warning(&m).expect("7.1 of 8 is short");
+        assert_eq!(w.code, "depth-short");
+        assert!(
+            w.message.contains("7.1") && w.remedy.contains("size:"),
+            "{w:?}"
+        );
+        // A pass of 16 blocks at depth 16 is all filling and draining:
+        // about half the depth in flight, and the point says so.
+        let mut m = measure("io/read/pattern:rand/bs:4k/size:64k/depth:16");
+        annotate(&mut m, &RunContext::default());
+        let got = m.extra["depth_achieved"];
+        assert!(got < DEPTH_SHORT * 16.0, "{got:.2} in flight at depth:16");
+        assert!(
+            m.warnings.iter().any(|w| w.code == "depth-short"),
+            "{:?}",
+            m.warnings
+        );
     }
 
     fn refused(spec: &str) -> String {
