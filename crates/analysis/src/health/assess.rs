@@ -81,7 +81,7 @@ fn label(m: &Measurement) -> String {
 /// order-statistic interval, carried over to a min or max headline in
 /// proportion (as `compare::ratio` does).
 pub fn headline(m: &Measurement) -> Headline {
-    let (low, high, level) = median_interval(m, PER_MEDIAN_LEVEL);
+    let (low, high, level) = median_interval(&m.figure(), PER_MEDIAN_LEVEL);
     let value = m.value();
     let scale = match m.statistic {
         Statistic::Median => 1.0,
