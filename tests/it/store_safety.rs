@@ -190,6 +190,9 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
             "run",
             "null_loop",
             "spin/time:5ms,6ms",
+            // One round: the cases in the order given, each stored when done.
+            "--rounds",
+            "1",
             "-r",
             "30",
             "--json",
@@ -511,6 +514,9 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
         "null_loop",
         "spin/time:20ms",
         "lat_syscall/null",
+        // One round: the cases in the order given, each stored when done.
+        "--rounds",
+        "1",
         "-r",
         "100",
     ])

@@ -34,7 +34,8 @@ use chrono::Utc;
 use touchstone_harness::workload::topology::CpuChoice;
 use touchstone_harness::workload::{self, SweepObserver, SweepPlan, Workload, WorkloadError};
 use touchstone_harness::{
-    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
+    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, CaseRounds, HarnessError,
+    Plan, Shape,
 };
 use touchstone_report::run_summary::{fit_lines, run_summary};
 use touchstone_report::terminal;
@@ -59,9 +60,13 @@ pub struct Request {
     pub selection: Vec<String>,
     pub parallel: Vec<u32>,
     pub quick: bool,
-    /// Measurements and workload sweeps planned, for the progress bar and
-    /// the failure count.
+    /// Measurements and workload sweeps planned, for the failure count.
     pub planned: usize,
+    /// Steps the progress bar counts: each round of each measurement, and
+    /// each workload sweep.
+    pub steps: usize,
+    /// The seed of the run's shuffled case order, when it has one.
+    pub seed: Option<u64>,
     /// How workloads are swept, when the command sweeps any.
     pub workload: Option<WorkloadOptions>,
 }
@@ -178,6 +183,8 @@ impl Session {
                 target_interval_ns: plan.target_ns,
                 parallel_interval_ns: plan.parallel_target_ns,
                 warmup_ns: plan.warmup_ns,
+                rounds: plan.rounds,
+                seed: req.seed,
                 workload: req.workload,
             },
             started_at: Utc::now(),
@@ -192,7 +199,7 @@ impl Session {
             s.begin_run(&run)?;
         }
         // The run's warnings are printed once, in its header with the tables.
-        let progress = Progress::new(req.planned);
+        let progress = Progress::new(req.steps);
         Ok(Session {
             run,
             store,
@@ -239,7 +246,15 @@ impl Session {
     /// The next case begins (advances the progress bar); results the store
     /// refused before are tried again first.
     pub fn start_case(&mut self, name: &str) {
-        self.started += 1;
+        self.step(name, true);
+    }
+
+    /// The next step begins: a round of a case (`first`: the case's first
+    /// round, which counts it as started) or a workload sweep.
+    pub fn step(&mut self, name: &str, first: bool) {
+        if first {
+            self.started += 1;
+        }
         // A full disk is remembered and stops the case (`stopped`).
         let _ = self.flush();
         self.progress.start_case(name);
@@ -273,7 +288,7 @@ impl Session {
                     source: std::io::Error::other("failpoint store_add"),
                 })
             } else {
-                store.add_measurement(&self.run.id, &self.run.measurements[i])
+                store.put_measurement(&self.run.id, i, &self.run.measurements[i])
             };
             match stored {
                 Ok(()) => {
@@ -336,6 +351,11 @@ impl Session {
         }
     }
 
+    /// The last failure noted (`fail`).
+    pub fn last_failure(&self) -> Option<&str> {
+        self.failures.last().map(String::as_str)
+    }
+
     /// A case that could not be measured: reported now, counted, and named
     /// in the stored reason; the run goes on with the next case.
     pub fn fail(&mut self, error: String) {
@@ -371,18 +391,7 @@ impl Session {
     ) -> Result<(), CliError> {
         self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
-            Ok(mut m) => {
-                annotate(&mut m);
-                let [fig, _, rel] = terminal::figure_cells(&m);
-                let par = if plan.parallel > 1 {
-                    format!(" ×{}", plan.parallel)
-                } else {
-                    String::new()
-                };
-                self.progress
-                    .case_done(&format!("{}{par}: {fig} {rel}", m.name));
-                self.record(m)
-            }
+            Ok(m) => self.done(None, m, plan, annotate),
             Err(HarnessError::Interrupted) => {
                 self.interrupted = true;
                 Ok(())
@@ -392,6 +401,53 @@ impl Session {
                 Ok(())
             }
         }
+    }
+
+    /// Measure one more round of a case. Ok(true) when it was measured; a
+    /// failure is noted (`fail`) and an interruption remembered, both
+    /// Ok(false). An error is returned only when the disk is full: the run
+    /// stops.
+    pub fn measure_round(
+        &mut self,
+        case: &mut CaseRounds,
+        bench: &mut dyn Benchmark,
+        baseline: Option<&mut dyn Benchmark>,
+        plan: &Plan,
+    ) -> Result<bool, CliError> {
+        self.stopped()?;
+        match case.round(bench, baseline, plan, &mut self.progress) {
+            Ok(()) => Ok(true),
+            Err(HarnessError::Interrupted) => {
+                self.interrupted = true;
+                Ok(false)
+            }
+            Err(e) => {
+                self.fail(e.to_string());
+                Ok(false)
+            }
+        }
+    }
+
+    /// A finished measurement: annotated, shown, kept and stored (at
+    /// `slot`, replacing what its earlier rounds left there).
+    pub fn done(
+        &mut self,
+        slot: Option<usize>,
+        mut m: Measurement,
+        plan: &Plan,
+        annotate: &dyn Fn(&mut Measurement),
+    ) -> Result<(), CliError> {
+        annotate(&mut m);
+        let [fig, _, rel] = terminal::figure_cells(&m);
+        let par = if plan.parallel > 1 {
+            format!(" ×{}", plan.parallel)
+        } else {
+            String::new()
+        };
+        self.progress
+            .case_done(&format!("{}{par}: {fig} {rel}", m.name));
+        self.keep(slot, m);
+        self.flush()
     }
 
     /// Sweep one workload case into `curve` (its name, parameters and
@@ -455,11 +511,39 @@ impl Session {
     /// (printed, in --json) whatever the store says, and offered to it
     /// again later if refused.
     pub fn record(&mut self, m: Measurement) -> Result<(), CliError> {
-        self.run.measurements.push(m);
-        if self.store.is_some() {
-            self.unstored.push(self.run.measurements.len() - 1);
-        }
+        self.keep(None, m);
         self.flush()
+    }
+
+    /// Keep a measurement in the run — at `slot` (replacing what a case's
+    /// earlier rounds left there) or after the others — for the store's
+    /// next `flush`; returns where it went.
+    pub fn keep(&mut self, slot: Option<usize>, m: Measurement) -> usize {
+        let i = match slot {
+            Some(i) => {
+                self.run.measurements[i] = m;
+                i
+            }
+            None => {
+                self.run.measurements.push(m);
+                self.run.measurements.len() - 1
+            }
+        };
+        if self.store.is_some() && !self.unstored.contains(&i) {
+            self.unstored.push(i);
+        }
+        i
+    }
+
+    /// Offer the store what was kept since (see `keep`). Only a full disk
+    /// is an error: the run stops.
+    pub fn store_kept(&mut self) -> Result<(), CliError> {
+        self.flush()
+    }
+
+    /// Whether the run is stored (not `--no-store`).
+    pub fn stores(&self) -> bool {
+        self.store.is_some()
     }
 
     /// The measurements kept so far.
@@ -760,6 +844,8 @@ mod tests {
             parallel: vec![1],
             quick: true,
             planned: 1,
+            steps: 1,
+            seed: None,
             workload: None,
         };
         let unwound = std::panic::catch_unwind(move || {
