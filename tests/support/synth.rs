@@ -597,6 +597,7 @@ pub fn farm_run(index: usize, hosts: usize) -> Run {
                         end_ns: clock_ns + length,
                         iterations: 16_000 + s,
                         preemptions: u32::from(rng.next() < 0.3),
+                        round: 0,
                     });
                     clock_ns += length + 5_000;
                 }
