@@ -398,3 +398,73 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
         "stale scratch not removed: {leftovers:?}"
     );
 }
+
+/// The order a run measures its cases in, from the intervals' start times:
+/// for each round, the cases' indices in `names` in the order they ran.
+fn round_orders(run: &serde_json::Value, names: &[&str]) -> Vec<Vec<usize>> {
+    let ms = run["measurements"].as_array().unwrap();
+    let rounds = run["options"]["rounds"].as_u64().unwrap() as u32;
+    (0..rounds)
+        .map(|k| {
+            let mut started: Vec<(u64, usize)> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let m = ms.iter().find(|m| m["name"] == *n).unwrap();
+                    let start = m["intervals"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|iv| iv["round"] == k)
+                        .map(|iv| iv["start_ns"].as_u64().unwrap())
+                        .min()
+                        .unwrap();
+                    (start, i)
+                })
+                .collect();
+            started.sort();
+            started.into_iter().map(|(_, i)| i).collect()
+        })
+        .collect()
+}
+
+/// Rounds interleave the cases in a shuffled order: every round measures
+/// every case once, in the order the recorded seed gives, and the same
+/// seed gives the same order again.
+#[test]
+fn rounds_interleave_the_cases_in_the_order_of_the_recorded_seed() {
+    let s = Sandbox::new();
+    let names = [
+        "null_loop",
+        "spin/20us",
+        "lat_syscall/null",
+        "lat_ops/int64_add",
+    ];
+    let run = |seed: &str| {
+        let o = s.run(&[
+            "run",
+            "null_loop",
+            "spin/time:20us",
+            "lat_syscall/null",
+            "lat_ops/int64_add",
+            "--quick",
+            "--rounds",
+            "4",
+            "-r",
+            "1",
+            "--seed",
+            seed,
+            "--no-store",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["runs"][0].clone()
+    };
+    let first = run("42");
+    assert_eq!(first["options"]["seed"], 42);
+    let orders = round_orders(&first, &names);
+    assert_eq!(orders, touchstone_harness::rounds::order(4, 4, 42));
+    assert!(orders.windows(2).any(|w| w[0] != w[1]), "{orders:?}");
+    assert_eq!(round_orders(&run("42"), &names), orders);
+}
