@@ -500,7 +500,7 @@ fn a_case_is_measured_in_rounds_of_fresh_processes_sized_once() {
 #[test]
 fn a_process_that_stops_between_intervals_does_not_inflate_the_sum() {
     if touchstone_results::host::usable_cpus() < 2 {
-        eprintln!("skipped: needs 2 usable CPUs");
+        crate::common::not_supported_here("needs 2 usable CPUs");
         return;
     }
     struct Naps {
