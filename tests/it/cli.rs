@@ -18,7 +18,9 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(
-        out.contains("lat_syscall/null") && out.contains(" ns") && out.contains("≥95 % interval"),
+        out.contains("lat_syscall/null")
+            && out.contains(" ns")
+            && out.contains("95 % interval over the rounds"),
         "{out}"
     );
     let show = s.run(&["show", "last"]);
@@ -29,8 +31,15 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
     assert_eq!(v["format"], "touchstone-results");
     let m = &v["runs"][0]["measurements"][0];
     assert_eq!(m["unit"], "ns");
-    assert_eq!(m["samples"].as_array().unwrap().len(), 7);
-    assert!(m["summary"]["ci_low"].as_f64().unwrap() <= m["summary"]["median"].as_f64().unwrap());
+    // Three rounds of three repetitions: the headline over the rounds.
+    assert_eq!(m["samples"].as_array().unwrap().len(), 9);
+    assert_eq!(m["rounds"], serde_json::json!([0, 0, 0, 1, 1, 1, 2, 2, 2]));
+    let r = &m["summary"]["rounds"];
+    assert_eq!(r["figures"].as_array().unwrap().len(), 3);
+    assert!(r["low"].as_f64().unwrap() <= r["headline"].as_f64().unwrap());
+    assert!(r["headline"].as_f64().unwrap() <= r["high"].as_f64().unwrap());
+    assert_eq!(v["runs"][0]["options"]["rounds"], 3);
+    assert!(v["runs"][0]["options"]["seed"].is_u64());
     assert_eq!(v["runs"][0]["status"], "complete");
     assert!(v["runs"][0]["host"]["cpu"]["threads"].as_u64().unwrap() >= 1);
 }
@@ -41,7 +50,17 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
 #[test]
 fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     let s = Sandbox::new();
-    let o = s.run(&["run", "null_loop", "lat_syscall/null", "--quick", "-r", "3"]);
+    // One round: the median's interval of its own samples.
+    let o = s.run(&[
+        "run",
+        "null_loop",
+        "lat_syscall/null",
+        "--quick",
+        "--rounds",
+        "1",
+        "-r",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("(75 %)"), "{out}");
@@ -62,7 +81,15 @@ fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     let m = &v["runs"][0]["measurements"][0];
     assert_eq!(m["summary"]["ci_level"].as_f64().unwrap(), 0.75);
 
-    let one = s.run(&["run", "lat_syscall/null", "--quick", "-r", "1"]);
+    let one = s.run(&[
+        "run",
+        "lat_syscall/null",
+        "--quick",
+        "--rounds",
+        "1",
+        "-r",
+        "1",
+    ]);
     assert!(one.status.success(), "{}", text(&one));
     let row = String::from_utf8_lossy(&one.stdout)
         .lines()
@@ -75,10 +102,10 @@ fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     );
 }
 
-/// `--converge` for a micro-benchmark: at `-r 3` no round reaches 95 %,
-/// so rounds are added until the median's interval at 95 % exists and is
-/// as narrow as asked, or the quick maximum of 4 rounds (a busy machine),
-/// and how is stored with the measurement.
+/// `--converge` for a micro-benchmark: after quick's three rounds, more
+/// are added until the headline's interval over the rounds is as narrow as
+/// asked, or the quick maximum of 4 rounds (a busy machine), and how is
+/// stored with the measurement.
 #[test]
 fn a_micro_benchmark_converges_in_rounds_of_its_repetitions() {
     let s = Sandbox::new();
@@ -265,6 +292,9 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
         "run",
         "null_loop",
         "spin/time:20ms",
+        // One round: the cases in the order given, each stored when done.
+        "--rounds",
+        "1",
         "--repetitions",
         "500",
         "--label",
@@ -367,4 +397,74 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
         leftovers.is_empty(),
         "stale scratch not removed: {leftovers:?}"
     );
+}
+
+/// The order a run measures its cases in, from the intervals' start times:
+/// for each round, the cases' indices in `names` in the order they ran.
+fn round_orders(run: &serde_json::Value, names: &[&str]) -> Vec<Vec<usize>> {
+    let ms = run["measurements"].as_array().unwrap();
+    let rounds = run["options"]["rounds"].as_u64().unwrap() as u32;
+    (0..rounds)
+        .map(|k| {
+            let mut started: Vec<(u64, usize)> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let m = ms.iter().find(|m| m["name"] == *n).unwrap();
+                    let start = m["intervals"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|iv| iv["round"] == k)
+                        .map(|iv| iv["start_ns"].as_u64().unwrap())
+                        .min()
+                        .unwrap();
+                    (start, i)
+                })
+                .collect();
+            started.sort();
+            started.into_iter().map(|(_, i)| i).collect()
+        })
+        .collect()
+}
+
+/// Rounds interleave the cases in a shuffled order: every round measures
+/// every case once, in the order the recorded seed gives, and the same
+/// seed gives the same order again.
+#[test]
+fn rounds_interleave_the_cases_in_the_order_of_the_recorded_seed() {
+    let s = Sandbox::new();
+    let names = [
+        "null_loop",
+        "spin/20us",
+        "lat_syscall/null",
+        "lat_ops/int64_add",
+    ];
+    let run = |seed: &str| {
+        let o = s.run(&[
+            "run",
+            "null_loop",
+            "spin/time:20us",
+            "lat_syscall/null",
+            "lat_ops/int64_add",
+            "--quick",
+            "--rounds",
+            "4",
+            "-r",
+            "1",
+            "--seed",
+            seed,
+            "--no-store",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["runs"][0].clone()
+    };
+    let first = run("42");
+    assert_eq!(first["options"]["seed"], 42);
+    let orders = round_orders(&first, &names);
+    assert_eq!(orders, touchstone_harness::rounds::order(4, 4, 42));
+    assert!(orders.windows(2).any(|w| w[0] != w[1]), "{orders:?}");
+    assert_eq!(round_orders(&run("42"), &names), orders);
 }

@@ -420,3 +420,152 @@ fn measurements_started_from_several_threads_all_complete() {
         assert_eq!(t.join().unwrap().unwrap(), i + 1);
     }
 }
+
+/// A case is measured in rounds: each round in fresh processes (its setup
+/// runs in a process of its own), the first round's loop sizing reused by
+/// the others, every sample and interval marked with its round, and the
+/// headline taken over the rounds.
+#[test]
+fn a_case_is_measured_in_rounds_of_fresh_processes_sized_once() {
+    let dir = tempfile::tempdir().unwrap();
+    struct Pids(PathBuf);
+    impl Benchmark for Pids {
+        fn setup(&mut self, _: &Context) -> Fallible {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&self.0)?;
+            writeln!(f, "{}", std::process::id())?;
+            Ok(())
+        }
+        fn run(&mut self, n: u64) -> Fallible {
+            let t = touchstone_harness::clock::now_ns();
+            while touchstone_harness::clock::now_ns() - t < n * 1000 {}
+            Ok(())
+        }
+    }
+    let pids = dir.path().join("pids");
+    let plan = Plan {
+        rounds: 4,
+        repetitions: 3,
+        ..tiny_plan(1)
+    };
+    let m = measure_case(
+        &label("rounds"),
+        &mut Pids(pids.clone()),
+        &Shape::latency(1.0),
+        None,
+        &plan,
+        &mut NoObserver,
+    )
+    .unwrap();
+    let setups: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let distinct: std::collections::BTreeSet<&String> = setups.iter().collect();
+    assert_eq!((setups.len(), distinct.len()), (4, 4), "{setups:?}");
+    assert_eq!(m.rounds, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    let r = m.summary.rounds.as_ref().expect("a headline over rounds");
+    assert_eq!(r.figures.len(), 4);
+    assert_eq!(m.value(), r.headline);
+    assert!(r.low <= r.headline && r.headline <= r.high, "{r:?}");
+    let of = |k: u32| -> Vec<u64> {
+        m.intervals
+            .iter()
+            .filter(|iv| iv.round == k)
+            .map(|iv| iv.iterations)
+            .collect()
+    };
+    let first = of(0);
+    assert_eq!(first.len(), 3);
+    for k in 1..4 {
+        // Reused, never sized anew (warm-up may only grow it).
+        assert!(
+            of(k).iter().all(|&n| n >= first[0]),
+            "round {k}: {:?} vs {first:?}",
+            of(k)
+        );
+    }
+}
+
+/// Issue 24's sum over processes: two processes on two CPUs, one of which
+/// sleeps between its timed intervals for as long as each interval lasts.
+/// Each process's own intervals read its full speed, so summing them
+/// repetition by repetition claims both CPUs' worth throughout; the
+/// samples, from windows both processes spent timing, count only the work
+/// done in them: about one and a half CPUs' worth.
+#[test]
+fn a_process_that_stops_between_intervals_does_not_inflate_the_sum() {
+    if touchstone_results::host::usable_cpus() < 2 {
+        crate::common::not_supported_here("needs 2 usable CPUs");
+        return;
+    }
+    struct Naps {
+        process: u32,
+        interval_ns: u64,
+    }
+    impl Benchmark for Naps {
+        fn setup(&mut self, ctx: &Context) -> Fallible {
+            self.process = ctx.process;
+            Ok(())
+        }
+        fn prepare(&mut self, _: u64) -> Fallible {
+            if self.process == 1 {
+                std::thread::sleep(Duration::from_nanos(self.interval_ns));
+            }
+            Ok(())
+        }
+        fn run(&mut self, n: u64) -> Fallible {
+            let t = touchstone_harness::clock::now_ns();
+            while touchstone_harness::clock::now_ns() - t < n * 1000 {}
+            Ok(())
+        }
+    }
+    let plan = Plan {
+        rounds: 1,
+        repetitions: 8,
+        parallel: 2,
+        parallel_target_ns: 20_000_000,
+        ..tiny_plan(2)
+    };
+    let shape = Shape::rate(1.0, touchstone_results::Unit::OpsPerSec, 1.0);
+    let mut b = Naps {
+        process: 0,
+        interval_ns: 20_000_000,
+    };
+    let m = measure_case(&label("naps"), &mut b, &shape, None, &plan, &mut NoObserver).unwrap();
+    // What each process's own intervals say, summed by repetition.
+    let own: Vec<f64> = (0..8)
+        .map(|r| {
+            (0..2u32)
+                .map(|p| {
+                    let iv = m
+                        .intervals
+                        .iter()
+                        .filter(|iv| iv.process == p)
+                        .nth(r)
+                        .unwrap();
+                    shape.figure(iv.iterations, iv.elapsed_ns())
+                })
+                .sum()
+        })
+        .collect();
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    // The windows' mean, not their median: windows as long as one interval
+    // alias with a process that alternates on the same period (each holds
+    // its run or its nap whole, by phase); their mean is all the work done
+    // over the span both timed, whatever the phase.
+    let together = m.samples.iter().sum::<f64>() / m.samples.len() as f64;
+    let claimed = median(&own);
+    assert!(
+        together < 0.85 * claimed,
+        "windows {together:.0} against summed intervals {claimed:.0} ops/s"
+    );
+}

@@ -38,23 +38,69 @@ fn a_case_that_fails_to_build_mid_run_is_a_failed_case_with_its_reason() {
     let o = s
         .cmd()
         .args(TWO_CASES)
-        .env("TOUCHSTONE_FAILPOINT", "build_case@2")
+        .env("TOUCHSTONE_FAILPOINT", "build_case@2-2")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("failpoint build_case"), "{}", text(&o));
     let (run, shown) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");
+    // The cases run in a shuffled order: the second built is either; the
+    // other goes on to its later rounds.
     assert_eq!(run["measurements"].as_array().unwrap().len(), 1);
-    assert_eq!(run["measurements"][0]["name"], "null_loop");
+    let kept = run["measurements"][0]["name"].as_str().unwrap();
+    let failed = if kept == "null_loop" {
+        "spin/1ms"
+    } else {
+        "null_loop"
+    };
     let reason = run["reason"].as_str().unwrap();
     assert!(reason.contains("1 of 2 measurements failed"), "{reason}");
     assert!(
-        reason.contains("spin/1ms: failpoint build_case"),
+        reason.contains(&format!("{failed}: failpoint build_case")),
         "{reason}"
     );
     assert!(run["ended_at"].is_string());
     assert!(shown.contains(&format!("reason: {reason}")), "{shown}");
+}
+
+/// A case whose build fails in its second round (the third build: round 1's
+/// first case) keeps its first round, marked invalid with why, and the
+/// run names the failure; the other case has all its rounds.
+#[test]
+fn a_case_that_fails_in_a_later_round_keeps_its_rounds_marked_invalid() {
+    let s = Sandbox::new();
+    let o = s
+        .cmd()
+        .args(TWO_CASES)
+        .env("TOUCHSTONE_FAILPOINT", "build_case@3-3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let (run, _) = the_stored_run(&s);
+    assert_eq!(run["status"], "failed");
+    let ms = run["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 2, "{run}");
+    let (bad, good): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) =
+        ms.iter().partition(|m| m.get("invalid").is_some());
+    assert_eq!((bad.len(), good.len()), (1, 1), "{run}");
+    let why = bad[0]["invalid"].as_str().unwrap();
+    assert!(
+        why.contains("round 2 of this case failed") && why.contains("failpoint build_case"),
+        "{why}"
+    );
+    assert_eq!(bad[0]["samples"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        good[0]["summary"]["rounds"]["figures"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(run["reason"]
+        .as_str()
+        .unwrap()
+        .contains("failpoint build_case"));
 }
 
 #[test]

@@ -189,7 +189,12 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
         .args([
             "run",
             "null_loop",
-            "spin/time:5ms,6ms",
+            // Each case longer than the store's interval (a second), so
+            // the lock is taken while one is still to be stored.
+            "spin/time:50ms,60ms",
+            // One round: the cases in the order given, each stored when done.
+            "--rounds",
+            "1",
             "-r",
             "30",
             "--json",
@@ -510,7 +515,13 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
         "run",
         "null_loop",
         "spin/time:20ms",
+        // Longer than the store's interval (a second): the store is tried
+        // after it, finds the disk full and stops the run before the last.
+        "spin/time:30ms",
         "lat_syscall/null",
+        // One round: the cases in the order given, each stored when done.
+        "--rounds",
+        "1",
         "-r",
         "100",
     ])

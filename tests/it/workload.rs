@@ -131,7 +131,7 @@ pub(crate) fn stored_run(s: &Sandbox) -> Value {
     let o = s.run(&["show", "last", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["version"], 2);
+    assert_eq!(doc["version"], touchstone_results::json::FORMAT_VERSION);
     doc["runs"][0].clone()
 }
 

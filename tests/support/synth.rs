@@ -74,6 +74,8 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
             target_interval_ns: 5_000_000,
             parallel_interval_ns: 20_000_000,
             warmup_ns: 0,
+            rounds: 1,
+            seed: None,
             workload: None,
         },
         started_at: t,
@@ -109,6 +111,7 @@ pub fn measurement(
         parallel,
         unit,
         statistic: Statistic::Median,
+        rounds: Vec::new(),
         summary: Summary::of(&samples).expect("finite samples"),
         samples,
         per_process: vec![],
@@ -594,6 +597,7 @@ pub fn farm_run(index: usize, hosts: usize) -> Run {
                         end_ns: clock_ns + length,
                         iterations: 16_000 + s,
                         preemptions: u32::from(rng.next() < 0.3),
+                        round: 0,
                     });
                     clock_ns += length + 5_000;
                 }

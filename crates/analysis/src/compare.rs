@@ -1,10 +1,12 @@
 //! Comparing runs with a base run: each figure as a ratio to the base's, a
 //! conservative confidence interval of that ratio built from the two
-//! medians' distribution-free intervals, and a verdict (faster, slower, or
-//! "~" when the intervals cannot tell). The method is in docs/reports.md.
+//! headlines' intervals — over rounds where the runs measured in rounds
+//! (what varies from one run to the next is in them), else the medians'
+//! distribution-free intervals — and a verdict (faster, slower, or "~" when
+//! the intervals cannot tell). The method is in docs/reports.md.
 
 use serde::Serialize;
-use touchstone_results::stats::{median_ci_ranks, quantile_sorted};
+use touchstone_results::stats::{median_ci_ranks, quantile_sorted, RoundSummary};
 use touchstone_results::{Figure, Statistic};
 
 use crate::table::Matrix;
@@ -40,9 +42,11 @@ pub enum Verdict {
     Faster,
     /// Worse than the base, and the interval excludes equality.
     Slower,
-    /// The interval includes equality: no difference can be claimed ("~").
+    /// The interval includes equality (or the figures are equal, whatever
+    /// the unit): no difference can be claimed ("~").
     Same,
-    /// The unit does not rank (a size, a count): shown, not judged.
+    /// The unit does not rank (a size, a count) and the figures differ:
+    /// shown, not judged better or worse.
     Unranked,
     /// The base run lacks this measurement: nothing to compare with.
     BaseMissing,
@@ -81,28 +85,67 @@ pub fn median_interval(m: &Figure, level: f64) -> (f64, f64, f64) {
     (s[lo], s[hi], cov)
 }
 
+/// The interval (low, high, coverage) of a measurement's headline as an
+/// estimate of what the machine gives, at `level`. Measured in rounds: the
+/// interval over rounds (which covers another run's headline, so it holds
+/// the variation of two runs) at `level`, narrowed by √2 to hold one run's:
+/// the headline's own. Otherwise None (see `median_interval`).
+pub fn rounds_interval(m: &Figure, level: f64) -> Option<(f64, f64, f64)> {
+    let r = m.summary.rounds.as_ref()?;
+    let (h, low, high) = RoundSummary::interval_at(&r.figures, level)?;
+    if low > 0.0 {
+        // Symmetric on a log scale: h·exp(± half).
+        let narrowed = (high / low).ln() / 2.0 / std::f64::consts::SQRT_2;
+        Some((h * (-narrowed).exp(), h * narrowed.exp(), level))
+    } else {
+        let narrowed = (high - low) / 2.0 / std::f64::consts::SQRT_2;
+        Some((h - narrowed, h + narrowed, level))
+    }
+}
+
 /// The ratio of `other`'s headline figure to `base`'s, with a conservative
 /// interval: [other_low / base_high, other_high / base_low], the extreme
-/// ratios of the two medians' intervals. For figures that are a minimum or
-/// maximum rather than a median, the medians' relative interval is carried
-/// over to the headline ratio. None when the base figure is not positive.
+/// ratios of the two headlines' intervals at 97.5 % (`rounds_interval`, or
+/// the medians' distribution-free intervals for a figure of one round). For
+/// figures of one round that are a minimum or maximum rather than a median,
+/// the medians' relative interval is carried over to the headline ratio.
+/// Equal headlines are a ratio of exactly 1. None when the base figure is
+/// not positive.
 pub fn ratio(base: &Figure, other: &Figure) -> Option<Ratio> {
     let (b, o) = (base.value(), other.value());
     if !(b > 0.0 && b.is_finite() && o.is_finite() && o >= 0.0) {
         return None;
     }
-    let (bl, bh, bc) = median_interval(base, PER_MEDIAN_LEVEL);
-    let (ol, oh, oc) = median_interval(other, PER_MEDIAN_LEVEL);
-    let mut low = ol / bh;
-    let mut high = if bl > 0.0 { oh / bl } else { f64::INFINITY };
     let r = o / b;
-    if base.statistic != Statistic::Median || other.statistic != Statistic::Median {
-        let rm = median_of(other) / median_of(base);
-        if rm.is_finite() && rm > 0.0 {
-            low *= r / rm;
-            high *= r / rm;
+    let interval = |m: &Figure| -> (f64, f64, f64, bool) {
+        match rounds_interval(m, PER_MEDIAN_LEVEL) {
+            Some((l, h, c)) => (l, h, c, true),
+            None => {
+                let (l, h, c) = median_interval(m, PER_MEDIAN_LEVEL);
+                (l, h, c, false)
+            }
         }
-    }
+    };
+    let (bl, bh, bc, b_rounds) = interval(base);
+    let (ol, oh, oc, o_rounds) = interval(other);
+    // Each interval relative to its own headline, so that carrying a
+    // median's interval over to a min or max headline is one scaling.
+    let rel = |l: f64, h: f64, m: &Figure, rounds: bool| {
+        let centre = if rounds || m.statistic == Statistic::Median {
+            m.value()
+        } else {
+            median_of(m)
+        };
+        if centre > 0.0 && centre.is_finite() {
+            (l / centre, h / centre)
+        } else {
+            (1.0, 1.0)
+        }
+    };
+    let (bl, bh) = rel(bl, bh, base, b_rounds);
+    let (ol, oh) = rel(ol, oh, other, o_rounds);
+    let low = r * ol / bh;
+    let high = if bl > 0.0 { r * oh / bl } else { f64::INFINITY };
     Some(Ratio {
         ratio: r,
         low: low.min(r),
@@ -121,9 +164,15 @@ fn median_of(m: &Figure) -> f64 {
 }
 
 /// The verdict for a ratio of figures in a unit that ranks one way or not.
+/// Equal figures are the same, whatever the unit; so are figures whose
+/// ratio has no interval at all (a figure of one sample on either side,
+/// e.g. one derived from a sweep): with nothing to tell noise from a
+/// difference, none is claimed.
 pub fn verdict(r: &Ratio, higher_is_better: Option<bool>) -> Verdict {
     match higher_is_better {
-        None => Verdict::Unranked,
+        _ if (r.ratio - 1.0).abs() <= 1e-12 || r.level <= 0.0 => Verdict::Same,
+        None if r.differs() => Verdict::Unranked,
+        None => Verdict::Same,
         Some(_) if !r.differs() => Verdict::Same,
         Some(hib) => {
             if (r.ratio > 1.0) == hib {
@@ -234,7 +283,7 @@ pub fn compare(m: &Matrix, base: usize, others: &[usize]) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{meas, run, with_samples};
+    use crate::testdata::{meas, run, with_rounds, with_samples};
     use touchstone_results::Unit;
 
     #[test]
@@ -313,5 +362,100 @@ mod tests {
         }
         assert_eq!(compare(&m, 0, &[1]).rows[0].cells[0].value, None);
         assert_eq!(compare(&m, 1, &[0]).rows[0].base, None);
+    }
+
+    /// Three rounds of three samples around each of `figures`.
+    fn rounds_around(name: &str, unit: Unit, figures: &[f64]) -> touchstone_results::Measurement {
+        let rounds: Vec<Vec<f64>> = figures
+            .iter()
+            .map(|&f| vec![f * 0.999, f, f * 1.001])
+            .collect();
+        with_rounds(name, "proc", unit, &rounds)
+    }
+
+    /// The recorded complaint: `compare` marked equal counts (`6.000 │
+    /// 6.000`) as "differs". Equal figures are "~" whatever the unit, and
+    /// so are figures of one sample each (derived from a sweep: no interval,
+    /// so no difference can be claimed), which read "differs" or "faster".
+    #[test]
+    fn equal_figures_and_figures_without_an_interval_are_the_same() {
+        let six = with_samples("tlb/entries", "mem_lat", Unit::Count, vec![6.0]);
+        let r = ratio(&six.figure(), &six.figure()).unwrap();
+        assert_eq!(verdict(&r, Unit::Count.higher_is_better()), Verdict::Same);
+        assert_eq!(Verdict::Same.mark(), "~");
+        let a = with_samples(
+            "par_ops/parallelism:int64_add",
+            "proc",
+            Unit::Count,
+            vec![4.395],
+        );
+        let b = with_samples(
+            "par_ops/parallelism:int64_add",
+            "proc",
+            Unit::Count,
+            vec![4.481],
+        );
+        let r = ratio(&a.figure(), &b.figure()).unwrap();
+        assert_eq!(r.level, 0.0);
+        assert_eq!(verdict(&r, None), Verdict::Same);
+        let x = with_samples("mhz/source:os", "cpu", Unit::Mhz, vec![2600.0]);
+        let y = with_samples("mhz/source:os", "cpu", Unit::Mhz, vec![2650.0]);
+        assert_eq!(
+            verdict(&ratio(&x.figure(), &y.figure()).unwrap(), Some(true)),
+            Verdict::Same
+        );
+        // A count that differs beyond its samples' spread still differs.
+        let few = with_samples(
+            "n",
+            "proc",
+            Unit::Count,
+            vec![6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0],
+        );
+        let more = with_samples(
+            "n",
+            "proc",
+            Unit::Count,
+            vec![8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0],
+        );
+        assert_eq!(
+            verdict(&ratio(&few.figure(), &more.figure()).unwrap(), None),
+            Verdict::Unranked
+        );
+    }
+
+    /// Over rounds, each run's interval holds the run-to-run variation:
+    /// two runs of one machine whose rounds moved by a few per cent are
+    /// "~" (their medians' intervals of one round each said "slower");
+    /// a 30 % difference is still told.
+    #[test]
+    fn runs_whose_rounds_vary_alike_are_the_same_and_a_real_difference_is_told() {
+        let base = rounds_around("lat", Unit::Ns, &[100.0, 104.0, 98.0]);
+        let same = rounds_around("lat", Unit::Ns, &[103.0, 106.0, 101.0]);
+        let r = ratio(&base.figure(), &same.figure()).unwrap();
+        assert!(r.low < 1.0 && r.high > 1.0, "{r:?}");
+        assert_eq!(verdict(&r, Some(false)), Verdict::Same);
+        assert!((r.level - 0.95).abs() < 1e-12, "{r:?}");
+        // Each run's first round alone, as a run of one round: its tight
+        // interval of the median calls the 3 % between them a difference.
+        let first = |m: &touchstone_results::Measurement| {
+            with_samples("lat", "proc", Unit::Ns, m.samples[..3].to_vec())
+        };
+        let one = ratio(&first(&base).figure(), &first(&same).figure()).unwrap();
+        assert_eq!(verdict(&one, Some(false)), Verdict::Slower, "{one:?}");
+        let slower = rounds_around("lat", Unit::Ns, &[130.0, 135.0, 128.0]);
+        let r = ratio(&base.figure(), &slower.figure()).unwrap();
+        assert_eq!(verdict(&r, Some(false)), Verdict::Slower, "{r:?}");
+        // A min headline over rounds takes its rounds' interval as is.
+        let mut min_base = base.clone();
+        min_base.statistic = Statistic::Min;
+        min_base.summary = touchstone_results::Summary::of_rounds(
+            &min_base.samples,
+            &min_base.rounds,
+            Statistic::Min,
+        )
+        .unwrap();
+        let r = ratio(&min_base.figure(), &min_base.figure()).unwrap();
+        assert_eq!(r.ratio, 1.0);
+        assert!(r.low < 1.0 && r.high > 1.0, "{r:?}");
     }
 }

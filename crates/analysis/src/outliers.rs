@@ -217,7 +217,7 @@ fn judge_group(m: &Matrix, group: &mut Group) {
             .iter()
             .filter_map(|&r| {
                 let meas = m.cell(r, col)?;
-                let v = meas.summary.median;
+                let v = meas.value();
                 (meas.invalid.is_none() && v.is_finite()).then_some((r, v))
             })
             .collect();

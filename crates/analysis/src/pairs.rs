@@ -147,12 +147,12 @@ pub fn build_from(runs: &[(&Run, &[Brief])]) -> Vec<PairMatrix> {
             let Some(addr) = m.params.get(REMOTE) else {
                 continue;
             };
-            if m.invalid.is_some() || !m.summary.median.is_finite() {
+            if m.invalid.is_some() || !m.value().is_finite() {
                 continue;
             }
             let pct = |a: &str, b: &str| m.extra.get(a).or(m.extra.get(b)).copied();
             let cell = Cell {
-                value: m.summary.median,
+                value: m.value(),
                 cpu_pct: (
                     pct("cpu_pct_client", "cpu_pct_receiver"),
                     pct("cpu_pct_server", "cpu_pct_sender"),

@@ -39,6 +39,8 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
             target_interval_ns: 1000,
             parallel_interval_ns: 1000,
             warmup_ns: 0,
+            rounds: 1,
+            seed: None,
             workload: None,
         },
         started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
@@ -69,6 +71,7 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         parallel: 1,
         unit,
         statistic: Statistic::Median,
+        rounds: Vec::new(),
         summary: Summary::of(&samples).unwrap(),
         samples,
         per_process: vec![],
@@ -81,6 +84,20 @@ pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> M
         ended_at: t,
         convergence: None,
     }
+}
+
+/// A figure measured in rounds: `rounds[k]` holds round k's samples.
+pub fn with_rounds(name: &str, group: &str, unit: Unit, rounds: &[Vec<f64>]) -> Measurement {
+    let samples: Vec<f64> = rounds.iter().flatten().copied().collect();
+    let of_round: Vec<u32> = rounds
+        .iter()
+        .enumerate()
+        .flat_map(|(k, r)| std::iter::repeat_n(k as u32, r.len()))
+        .collect();
+    let mut m = with_samples(name, group, unit, samples);
+    m.summary = Summary::of_rounds(&m.samples, &of_round, m.statistic).unwrap();
+    m.rounds = of_round;
+    m
 }
 
 /// A point of a load curve: `throughput` ± `half` at (`load`, `cpus`),

@@ -154,6 +154,8 @@ impl AppSpec {
     /// and no stall limit to speak of — a program may run for hours.
     pub fn plan(&self) -> Plan {
         Plan {
+            // Every run of the program is a fresh process: one round.
+            rounds: 1,
             repetitions: self.repetitions,
             parallel: 1,
             warmup_ns: 0,

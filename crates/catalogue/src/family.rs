@@ -296,6 +296,7 @@ pub fn derived(
         statistic: Statistic::Median,
         samples,
         per_process: Vec::new(),
+        rounds: Vec::new(),
         summary,
         intervals: Vec::new(),
         baseline: None,

@@ -371,10 +371,20 @@ pub struct RunArgs {
     /// Processes running each benchmark at once; a list measures each level (1,2,4).
     #[arg(short = 'P', long, value_delimiter = ',', default_value = "1")]
     pub parallel: Vec<u32>,
-    /// Timed repetitions per measurement (the median is reported).
+    /// Timed repetitions per process in each round (default 3).
     #[arg(short = 'r', long, value_name = "R")]
     pub repetitions: Option<u32>,
-    /// Quick mode: fewer, shorter intervals and smaller parameter sweeps.
+    /// Rounds per micro-benchmark case (default 5, quick 3): each round in
+    /// fresh processes, the cases interleaved in a shuffled order; the
+    /// headline is the median of the rounds and its interval covers
+    /// another run's.
+    #[arg(long, value_name = "K")]
+    pub rounds: Option<u32>,
+    /// The seed of the shuffled case order (recorded with the run; give a
+    /// recorded one to repeat an order).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Quick mode: fewer rounds, shorter intervals and smaller parameter sweeps.
     #[arg(short, long)]
     pub quick: bool,
     /// Print every measurement's table at the end on a terminal too, instead
@@ -394,8 +404,8 @@ pub struct RunArgs {
     /// Repeat until the confidence interval is this narrow — CONFIDENCE,WIDTH
     /// in percent (netperf's -I): 95,5 = 95 % confidence, total width 5 %.
     /// Workloads: trials until the mean throughput's interval converges
-    /// (default 95,5). Micro-benchmarks (only when given): rounds of
-    /// --repetitions until the median's interval does, at most 10 (quick 4).
+    /// (default 95,5). Micro-benchmarks (only when given): more rounds
+    /// until the headline's interval does, at most 10 (quick 4).
     #[arg(long, value_name = "CONF,WIDTH")]
     pub converge: Option<String>,
     /// Workloads: the measurement window of each trial (default 3s; quick 500ms).

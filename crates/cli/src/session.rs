@@ -31,20 +31,19 @@
 use std::path::PathBuf;
 
 use chrono::Utc;
-use touchstone_harness::workload::topology::CpuChoice;
-use touchstone_harness::workload::{self, SweepObserver, SweepPlan, Workload, WorkloadError};
+use touchstone_harness::workload::{self, SweepPlan, Workload, WorkloadError};
 use touchstone_harness::{
-    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, HarnessError, Plan, Shape,
+    calibrate, measure_case, scratch, signals, Benchmark, CaseLabel, CaseRounds, HarnessError,
+    Plan, Shape,
 };
 use touchstone_report::run_summary::{fit_lines, run_summary};
 use touchstone_report::terminal;
-use touchstone_results::curve::{Curve, Point};
+use touchstone_results::curve::Curve;
 use touchstone_results::store::{Open, Store, StoreError};
 use touchstone_results::{
     checks, host, json, Measurement, Run, RunOptions, RunStatus, Tool, WorkloadOptions,
 };
 
-use crate::curve_lines;
 use crate::error::CliError;
 use crate::progress::Progress;
 
@@ -59,9 +58,13 @@ pub struct Request {
     pub selection: Vec<String>,
     pub parallel: Vec<u32>,
     pub quick: bool,
-    /// Measurements and workload sweeps planned, for the progress bar and
-    /// the failure count.
+    /// Measurements and workload sweeps planned, for the failure count.
     pub planned: usize,
+    /// Steps the progress bar counts: each round of each measurement, and
+    /// each workload sweep.
+    pub steps: usize,
+    /// The seed of the run's shuffled case order, when it has one.
+    pub seed: Option<u64>,
     /// How workloads are swept, when the command sweeps any.
     pub workload: Option<WorkloadOptions>,
 }
@@ -185,6 +188,8 @@ impl Session {
                 target_interval_ns: plan.target_ns,
                 parallel_interval_ns: plan.parallel_target_ns,
                 warmup_ns: plan.warmup_ns,
+                rounds: plan.rounds,
+                seed: req.seed,
                 workload: req.workload,
             },
             started_at: Utc::now(),
@@ -199,7 +204,7 @@ impl Session {
             s.begin_run(&run)?;
         }
         // The run's warnings are printed once, in its header with the tables.
-        let progress = Progress::new(req.planned);
+        let progress = Progress::new(req.steps);
         Ok(Session {
             run,
             store,
@@ -246,7 +251,15 @@ impl Session {
     /// The next case begins (advances the progress bar); results the store
     /// refused before are tried again first.
     pub fn start_case(&mut self, name: &str) {
-        self.started += 1;
+        self.step(name, true);
+    }
+
+    /// The next step begins: a round of a case (`first`: the case's first
+    /// round, which counts it as started) or a workload sweep.
+    pub fn step(&mut self, name: &str, first: bool) {
+        if first {
+            self.started += 1;
+        }
         // A full disk is remembered and stops the case (`stopped`).
         let _ = self.flush();
         self.progress.start_case(name);
@@ -280,7 +293,7 @@ impl Session {
                     source: std::io::Error::other("failpoint store_add"),
                 })
             } else {
-                store.add_measurement(&self.run.id, &self.run.measurements[i])
+                store.put_measurement(&self.run.id, i, &self.run.measurements[i])
             };
             match stored {
                 Ok(()) => {
@@ -343,6 +356,11 @@ impl Session {
         }
     }
 
+    /// The last failure noted (`fail`).
+    pub fn last_failure(&self) -> Option<&str> {
+        self.failures.last().map(String::as_str)
+    }
+
     /// A case that could not be measured: reported now, counted, and named
     /// in the stored reason; the run goes on with the next case.
     pub fn fail(&mut self, error: String) {
@@ -378,18 +396,7 @@ impl Session {
     ) -> Result<(), CliError> {
         self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
-            Ok(mut m) => {
-                annotate(&mut m);
-                let [fig, _, rel] = terminal::figure_cells(&m);
-                let par = if plan.parallel > 1 {
-                    format!(" ×{}", plan.parallel)
-                } else {
-                    String::new()
-                };
-                self.progress
-                    .case_done(&format!("{}{par}: {fig} {rel}", m.name));
-                self.record(m)
-            }
+            Ok(m) => self.done(None, m, plan, annotate),
             Err(HarnessError::Interrupted) => {
                 self.interrupted = true;
                 Ok(())
@@ -399,6 +406,53 @@ impl Session {
                 Ok(())
             }
         }
+    }
+
+    /// Measure one more round of a case. Ok(true) when it was measured; a
+    /// failure is noted (`fail`) and an interruption remembered, both
+    /// Ok(false). An error is returned only when the disk is full: the run
+    /// stops.
+    pub fn measure_round(
+        &mut self,
+        case: &mut CaseRounds,
+        bench: &mut dyn Benchmark,
+        baseline: Option<&mut dyn Benchmark>,
+        plan: &Plan,
+    ) -> Result<bool, CliError> {
+        self.stopped()?;
+        match case.round(bench, baseline, plan, &mut self.progress) {
+            Ok(()) => Ok(true),
+            Err(HarnessError::Interrupted) => {
+                self.interrupted = true;
+                Ok(false)
+            }
+            Err(e) => {
+                self.fail(e.to_string());
+                Ok(false)
+            }
+        }
+    }
+
+    /// A finished measurement: annotated, shown, kept and stored (at
+    /// `slot`, replacing what its earlier rounds left there).
+    pub fn done(
+        &mut self,
+        slot: Option<usize>,
+        mut m: Measurement,
+        plan: &Plan,
+        annotate: &dyn Fn(&mut Measurement),
+    ) -> Result<(), CliError> {
+        annotate(&mut m);
+        let [fig, _, rel] = terminal::figure_cells(&m);
+        let par = if plan.parallel > 1 {
+            format!(" ×{}", plan.parallel)
+        } else {
+            String::new()
+        };
+        self.progress
+            .case_done(&format!("{}{par}: {fig} {rel}", m.name));
+        self.keep(slot, m);
+        self.flush()
     }
 
     /// Sweep one workload case into `curve` (its name, parameters and
@@ -426,7 +480,7 @@ impl Session {
         let counts = workload::resolve_cpu_counts(&plan.cpu_counts, usable)
             .0
             .len();
-        let mut sink = PointSink {
+        let mut sink = point_sink::PointSink {
             name,
             progress: &self.progress,
             store: self.store.as_mut(),
@@ -462,11 +516,39 @@ impl Session {
     /// (printed, in --json) whatever the store says, and offered to it
     /// again later if refused.
     pub fn record(&mut self, m: Measurement) -> Result<(), CliError> {
-        self.run.measurements.push(m);
-        if self.store.is_some() {
-            self.unstored.push(self.run.measurements.len() - 1);
-        }
+        self.keep(None, m);
         self.flush()
+    }
+
+    /// Keep a measurement in the run — at `slot` (replacing what a case's
+    /// earlier rounds left there) or after the others — for the store's
+    /// next `flush`; returns where it went.
+    pub fn keep(&mut self, slot: Option<usize>, m: Measurement) -> usize {
+        let i = match slot {
+            Some(i) => {
+                self.run.measurements[i] = m;
+                i
+            }
+            None => {
+                self.run.measurements.push(m);
+                self.run.measurements.len() - 1
+            }
+        };
+        if self.store.is_some() && !self.unstored.contains(&i) {
+            self.unstored.push(i);
+        }
+        i
+    }
+
+    /// Offer the store what was kept since (see `keep`). Only a full disk
+    /// is an error: the run stops.
+    pub fn store_kept(&mut self) -> Result<(), CliError> {
+        self.flush()
+    }
+
+    /// Whether the run is stored (not `--no-store`).
+    pub fn stores(&self) -> bool {
+        self.store.is_some()
     }
 
     /// The measurements kept so far.
@@ -687,94 +769,6 @@ pub struct Quiet {
     pub outcome: Result<(), CliError>,
 }
 
-/// What a sweep reports to the session: progress on stderr (the trial under
-/// way and then each point on the bar), and each point into the run's
-/// curve and the store the moment it is measured.
-struct PointSink<'s> {
-    name: &'s str,
-    progress: &'s Progress,
-    store: Option<&'s mut Store>,
-    run_id: &'s str,
-    curve: &'s mut Curve,
-    seq: usize,
-    /// The first store error; later points are still kept in the run.
-    stored: Result<(), StoreError>,
-    /// The sweep's points (loads × CPU counts) and the trials a point is
-    /// expected to take: the bar advances per trial within the sweep.
-    points_planned: usize,
-    trials_expected: usize,
-}
-
-impl PointSink<'_> {
-    /// The share of the sweep done when `trials` of the next point are.
-    fn fraction(&self, trials: usize) -> f64 {
-        let within = (trials as f64 / self.trials_expected.max(1) as f64).min(0.9);
-        (self.curve.points.len() as f64 + within) / self.points_planned as f64
-    }
-}
-
-impl SweepObserver for PointSink<'_> {
-    fn cpus_chosen(&mut self, choice: &CpuChoice) {
-        let ids: Vec<String> = choice.cpus.iter().map(usize::to_string).collect();
-        self.progress.case_line(&format!(
-            "{}: {} CPU(s) {} — {}",
-            self.name,
-            choice.cpus.len(),
-            ids.join(","),
-            choice.why
-        ));
-    }
-
-    fn trial_started(&mut self, load: u32, cpus: usize, trial: u32) {
-        self.progress.case_fraction(self.fraction(trial as usize));
-        self.progress.status(&format!(
-            "{}: point {}/{}, load {load} on {cpus} CPU(s), trial {}",
-            self.name,
-            (self.curve.points.len() + 1).min(self.points_planned),
-            self.points_planned,
-            trial + 1
-        ));
-    }
-
-    fn point(&mut self, point: &Point) {
-        // On a terminal the bar shows the point's figures until the next;
-        // without one a short line says a point was measured (points take
-        // seconds: a log shows the sweep is alive), and the figures are
-        // printed once, in the curve's tables.
-        if self.progress.is_terminal() {
-            self.progress.case_done(&format!(
-                "{} {}",
-                self.name,
-                curve_lines::point_line(&self.curve.operation, self.curve.bytes_per_op, point)
-            ));
-        } else {
-            let bound = point
-                .touchstone_bound()
-                .map(|b| format!("; {b}"))
-                .unwrap_or_default();
-            self.progress.case_line(&format!(
-                "{} load {} on {} CPU(s): measured ({} trials){bound}",
-                self.name,
-                point.load,
-                point.cpus,
-                point.trials.len()
-            ));
-        }
-        self.curve.points.push(point.clone());
-        self.progress.case_fraction(self.fraction(0));
-        if let (Ok(()), Some(store)) = (&self.stored, self.store.as_mut()) {
-            self.stored = if failpoint("store_curve", self.curve.points.len()) {
-                Err(StoreError::Io {
-                    path: store.path().to_path_buf(),
-                    source: std::io::Error::other("failpoint store_curve"),
-                })
-            } else {
-                store.put_curve(self.run_id, self.seq, self.curve)
-            };
-        }
-    }
-}
-
 impl Drop for Session {
     /// The backstop: a session that was never finished (a panic unwinding
     /// through the command) stores its run as failed rather than leaving it
@@ -789,37 +783,6 @@ impl Drop for Session {
     }
 }
 
+mod point_sink;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_inside_a_session_stores_the_run_as_failed_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.sqlite");
-        let request = Request {
-            db: Some(db.clone()),
-            store: true,
-            label: Some("panics".into()),
-            selection: vec!["null_loop".into()],
-            parallel: vec![1],
-            quick: true,
-            planned: 1,
-            workload: None,
-        };
-        let unwound = std::panic::catch_unwind(move || {
-            let mut plan = Plan::quick();
-            let _session = Session::start(request, &mut plan).unwrap();
-            panic!("a bug in a command");
-        });
-        assert!(unwound.is_err());
-        let store = Store::open(&db, Open::MustExist).unwrap();
-        let rows = store.list_runs().unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].status, "failed");
-        let run = store.load_run(&rows[0].id).unwrap();
-        let reason = run.reason.expect("a reason is stored");
-        assert!(reason.contains("before finishing"), "{reason}");
-        assert!(run.ended_at.is_some());
-    }
-}
+mod tests;

@@ -196,7 +196,8 @@ impl Shape {
         !matches!(self.report, Report::Latency)
     }
 
-    fn amount(&self) -> f64 {
+    /// Operations or bytes per iteration.
+    pub fn amount(&self) -> f64 {
         match self.work {
             Work::Ops(x) | Work::Bytes(x) => x,
         }
@@ -204,8 +205,13 @@ impl Shape {
 
     /// The figure of one interval of `iterations` lasting `elapsed_ns`.
     pub fn figure(&self, iterations: u64, elapsed_ns: u64) -> f64 {
-        let amount = self.amount() * iterations as f64;
-        let ns = elapsed_ns.max(1) as f64;
+        self.figure_of(iterations as f64, elapsed_ns as f64)
+    }
+
+    /// `figure` for a part of an interval's iterations (a window's share).
+    pub fn figure_of(&self, iterations: f64, elapsed_ns: f64) -> f64 {
+        let amount = self.amount() * iterations;
+        let ns = elapsed_ns.max(1.0);
         match self.report {
             Report::Latency => ns / amount,
             // bytes / (ns * 1e-9) / 1e6 = bytes * 1e3 / ns

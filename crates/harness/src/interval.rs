@@ -62,9 +62,11 @@ fn measure_loop(
     link: &mut dyn Link,
 ) -> Fallible {
     let target = plan.interval_target(shape);
-    let mut n = match shape.fixed_iterations {
-        Some(k) => k,
-        None => autosize(
+    let mut n = match (shape.fixed_iterations, plan.sizing) {
+        (Some(k), _) => k,
+        // An earlier round of this case sized the loop already.
+        (None, Some(k)) => k.max(1),
+        (None, None) => autosize(
             bench,
             target,
             plan.min_interval_ns,

@@ -12,13 +12,15 @@ pub mod interval;
 pub mod measurement;
 pub mod parallel;
 pub mod plan;
+pub mod rounds;
 pub mod scratch;
 pub mod signals;
+pub mod windows;
 pub mod workload;
 
 pub use bench::{BenchError, Benchmark, Context, Fallible, Report, Shape, Work};
 pub use clock::{calibrate, Clock, Monotonic};
 pub use events::{NoObserver, Observer};
-pub use measurement::{measure_case, CaseLabel};
+pub use measurement::{measure_case, CaseLabel, CaseRounds};
 pub use parallel::{measure, HarnessError, ProcessTiming, Timing};
 pub use plan::Plan;

@@ -9,7 +9,13 @@ use crate::bench::Shape;
 
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Timed intervals per process (lmbench: 11).
+    /// Rounds each case is measured in: each round starts fresh processes
+    /// (new memory, new CPUs chosen by the scheduler) and times
+    /// `repetitions` intervals; a run interleaves its cases' rounds in a
+    /// shuffled order, and the headline and its interval are built over
+    /// the rounds (`Summary::rounds`).
+    pub rounds: u32,
+    /// Timed intervals per process in each round.
     pub repetitions: u32,
     /// Processes running the benchmark at once.
     pub parallel: u32,
@@ -24,18 +30,27 @@ pub struct Plan {
     pub min_interval_ns: u64,
     /// A process that makes no progress for this long has stalled.
     pub stall_timeout: Duration,
-    /// Repeat rounds of `repetitions` until the median's interval is this
-    /// narrow (`run --converge`); `None`: one round.
+    /// Add rounds after the planned ones until the headline's interval is
+    /// this narrow (`run --converge`); `None`: the planned rounds.
     pub converge: Option<Rule>,
+    /// Iterations per interval found by an earlier round of the same case:
+    /// later rounds reuse it instead of sizing the loop again (`None`:
+    /// autosize). Warm-up may still grow it, never shrink it.
+    pub sizing: Option<u64>,
 }
 
-pub const DEFAULT_REPETITIONS: u32 = 11;
+pub const DEFAULT_ROUNDS: u32 = 5;
+pub const DEFAULT_REPETITIONS: u32 = 3;
+/// Rounds and repetitions of the quick plan.
+pub const QUICK_ROUNDS: u32 = 3;
+pub const QUICK_REPETITIONS: u32 = 3;
 /// Repetitions are recorded in a fixed-size shared slot per process.
 pub const MAX_REPETITIONS: u32 = 1001;
 
 impl Default for Plan {
     fn default() -> Self {
         Plan {
+            rounds: DEFAULT_ROUNDS,
             repetitions: DEFAULT_REPETITIONS,
             parallel: 1,
             target_ns: 5_000_000,
@@ -44,16 +59,20 @@ impl Default for Plan {
             min_interval_ns: 100_000,
             stall_timeout: Duration::from_secs(60),
             converge: None,
+            sizing: None,
         }
     }
 }
 
 impl Plan {
-    /// The quick plan: fewer, shorter intervals; still 7 repetitions so the
-    /// median's 95 % interval exists (x(1)..x(7) covers 98.4 %).
+    /// The quick plan: fewer rounds of shorter intervals. Three rounds are
+    /// the fewest whose interval says something (Student's t at 2 degrees of
+    /// freedom); three repetitions a round let a round's median set aside
+    /// one interval that other work disturbed.
     pub fn quick() -> Plan {
         Plan {
-            repetitions: 7,
+            rounds: QUICK_ROUNDS,
+            repetitions: QUICK_REPETITIONS,
             target_ns: 2_000_000,
             parallel_target_ns: 200_000_000,
             warmup_ns: 2_000_000,

@@ -312,7 +312,8 @@ pub fn summary(m: &Matrix, order: &[usize]) -> String {
 
 /// The comparison, one line per (measurement, run), then the load curves'
 /// lines (see `curve_comparison_rows`), then one line per index (benchmark
-/// "INDEX", the index in `value`).
+/// "INDEX", the index in `value`, its interval in `ratio_low`/`ratio_high`,
+/// and `same` in `verdict` where that interval holds 100).
 pub fn comparison(m: &Matrix, compared: &Compared) -> String {
     let (c, index) = (&compared.comparison, &compared.index);
     let head = [
@@ -359,6 +360,15 @@ pub fn comparison(m: &Matrix, compared: &Compared) -> String {
     }
     for l in index {
         for (k, v) in l.values.iter().enumerate() {
+            let interval = l.intervals.get(k).copied().flatten();
+            // The index's interval in ratio_low/ratio_high (base 100), and
+            // its verdict: same where the interval holds 100.
+            let verdict = match (v, interval) {
+                (Some(_), Some(_)) if l.not_significant(k) => "same",
+                (Some(v), Some(_)) if *v > 100.0 => "faster",
+                (Some(_), Some(_)) => "slower",
+                _ => "",
+            };
             out.push_str(&line(&[
                 l.group.clone(),
                 "INDEX".into(),
@@ -369,9 +379,9 @@ pub fn comparison(m: &Matrix, compared: &Compared) -> String {
                 m.runs[c.others[k]].id.clone(),
                 num(*v),
                 String::new(),
-                String::new(),
-                String::new(),
-                format!("n={}", l.counts[k]),
+                num(interval.map(|i| i.0)),
+                num(interval.map(|i| i.1)),
+                format!("{verdict} n={}", l.counts[k]).trim().to_string(),
             ]));
         }
     }

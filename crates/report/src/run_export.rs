@@ -188,6 +188,7 @@ mod tests {
             parallel: 1,
             unit,
             statistic: Statistic::Median,
+            rounds: Vec::new(),
             summary: Summary::of(&samples).unwrap(),
             samples,
             per_process: vec![],

@@ -173,21 +173,33 @@ pub fn index(m: &Matrix, c: &Comparison, lines: &[IndexLine]) -> Sheet {
                 },
                 "100".to_string(),
             ];
-            row.extend(l.values.iter().zip(&l.counts).map(|(v, n)| match v {
-                Some(v) => format!("{v:.1} (n={n})"),
-                None => "-".into(),
-            }));
+            row.extend((0..l.values.len()).map(|k| index_cell(l, k)));
             row
         })
         .collect();
     let mut numeric = vec![false];
     numeric.extend(std::iter::repeat_n(true, 1 + c.others.len()));
     Sheet {
-        title: "Index (geometric mean of speed-ups, base = 100)".into(),
+        title: "Index (geometric mean of speed-ups, base = 100; [interval], ~ where it holds 100)"
+            .into(),
         group: String::new(),
         header,
         numeric,
         key_columns: 1,
         rows,
+    }
+}
+
+/// One index with its interval and figure count; `~` marks an index whose
+/// interval holds 100 (not significantly different from the base).
+pub fn index_cell(l: &IndexLine, k: usize) -> String {
+    let n = l.counts[k];
+    match (l.values[k], l.intervals.get(k).copied().flatten()) {
+        (Some(v), Some((a, b))) => {
+            let mark = if l.not_significant(k) { " ~" } else { "" };
+            format!("{v:.1} [{a:.1}–{b:.1}]{mark} (n={n})")
+        }
+        (Some(v), None) => format!("{v:.1} (n={n})"),
+        (None, _) => "-".into(),
     }
 }

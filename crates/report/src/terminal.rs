@@ -28,9 +28,9 @@ fn table(header: &[&str]) -> Table {
 
 /// The figure, its confidence interval and that interval's half width
 /// relative to the figure, all in one readable scale. The interval is the
-/// headline's own: a median's, with its achieved level beside it when that
-/// is below 95 % (few repetitions); none ("—") for one sample or a min or
-/// max headline.
+/// headline's own: over rounds when measured in rounds; else a median's,
+/// with its achieved level beside it when that is below 95 % (few
+/// repetitions), and none ("—") for one sample or a min or max headline.
 pub fn figure_cells(m: &Measurement) -> [String; 3] {
     // No figure at all (a level not detected, a subtraction that left
     // nothing): never a number; the reason is among its warnings.
@@ -85,8 +85,9 @@ fn wrap_name(name: &str, width: usize) -> String {
 }
 
 /// How to read the interval column, printed once under the tables.
-pub const INTERVAL_NOTE: &str = "CI: distribution-free ≥95 % interval of the median (its level shown where fewer repetitions reach less); \
-— : none, for a min or max headline or one sample.";
+pub const INTERVAL_NOTE: &str = "CI: 95 % interval over the rounds, where another run's figure should fall; \
+of one round, the median's distribution-free interval (its level shown where fewer repetitions reach less); \
+— : none, for a min or max headline of one round or one sample.";
 
 /// One table per report group, in the groups' order; unknown groups last;
 /// then the measurements' warnings grouped by kind, one line each.
@@ -426,6 +427,7 @@ mod tests {
             statistic: stat,
             samples: samples.to_vec(),
             per_process: vec![],
+            rounds: Vec::new(),
             summary,
             intervals: (0..samples.len())
                 .map(|i| Interval {
@@ -434,6 +436,7 @@ mod tests {
                     end_ns: 1,
                     iterations: 1,
                     preemptions: u32::from(i < preempted),
+                    round: 0,
                 })
                 .collect(),
             baseline: None,

@@ -48,6 +48,12 @@ pub struct Brief {
 }
 
 impl Brief {
+    /// The headline figure (as `Measurement::value`: over rounds where
+    /// there are rounds).
+    pub fn value(&self) -> f64 {
+        self.summary.headline(self.statistic)
+    }
+
     /// The brief of `m`, without its samples.
     pub fn of(m: &Measurement) -> Brief {
         Brief {
@@ -113,9 +119,10 @@ pub struct Figure {
 }
 
 impl Figure {
-    /// The headline figure (the chosen statistic of the samples).
+    /// The headline figure (as `Measurement::value`: over rounds where
+    /// there are rounds).
     pub fn value(&self) -> f64 {
-        self.summary.get(self.statistic)
+        self.summary.headline(self.statistic)
     }
 
     /// The headline when it is a figure; None when marked invalid.
@@ -156,9 +163,11 @@ mod tests {
                     end_ns: 1,
                     iterations: 1,
                     preemptions: u32::from(i < preempted),
+                    round: 0,
                 })
                 .collect(),
             samples,
+            rounds: vec![],
             per_process: vec![],
             baseline: None,
             warnings: codes

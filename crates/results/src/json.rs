@@ -3,8 +3,12 @@
 //! is refused with a clear message rather than half-read.
 //!
 //! Versions: 1, runs of micro-benchmark measurements; 2 adds the load curves
-//! of workloads (`Run::curves`, `RunOptions::workload`). A version-1
-//! document is a version-2 document without curves, so it reads as one.
+//! of workloads (`Run::curves`, `RunOptions::workload`); 3 measures in rounds:
+//! each sample's round, the headline as the median of the rounds' figures
+//! and its interval over rounds (`Summary::rounds`), and parallel samples
+//! from windows all processes shared. A version-1 document is a version-2
+//! document without curves, and either is a version-3 document of one
+//! round, so each reads as one.
 //!
 //! A document of any number of runs is written and read one run at a time
 //! (`DocumentWriter`, `read_each`): what must fit in memory, and what the
@@ -20,7 +24,7 @@ use crate::model::Run;
 use crate::validate::{self, Invalid};
 
 pub const FORMAT_NAME: &str = "touchstone-results";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version still read (every version so far).
 pub const OLDEST_VERSION: u32 = 1;
 /// The largest document `read` takes whole, bytes (the results a fleet's

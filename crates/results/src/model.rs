@@ -124,10 +124,22 @@ pub struct RunOptions {
     pub target_interval_ns: u64,
     pub parallel_interval_ns: u64,
     pub warmup_ns: u64,
+    /// Rounds every micro-benchmark case was measured in, each of
+    /// `repetitions` intervals in fresh processes (1 in older documents).
+    #[serde(default = "one_round")]
+    pub rounds: u32,
+    /// The seed of the shuffled order the cases ran in, round after round;
+    /// absent for one round (and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// How the workloads of the run were swept; absent when it measured none
     /// (and in older documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadOptions>,
+}
+
+fn one_round() -> u32 {
+    1
 }
 
 /// How a run's workloads were measured (`run --cpus --converge --warmup --window`).
@@ -156,6 +168,9 @@ pub struct Interval {
     /// other work took the CPU, so the interval reads long.
     #[serde(default)]
     pub preemptions: u32,
+    /// The round the interval belongs to (0 in older documents).
+    #[serde(default)]
+    pub round: u32,
 }
 
 impl Interval {
@@ -172,6 +187,9 @@ pub struct Baseline {
     pub summary: Summary,
     #[serde(default)]
     pub samples: Vec<f64>,
+    /// The round of each sample, as for a measurement's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
 }
 
 /// A condition that qualifies a figure, with what to do about it. Built with
@@ -210,9 +228,14 @@ pub struct Measurement {
     pub unit: Unit,
     #[serde(default)]
     pub statistic: Statistic,
-    /// One figure per repetition, in `unit`; with several processes the
-    /// repetition's figures are combined (sum for bandwidth, mean otherwise).
+    /// One figure per repetition, in `unit`, round after round; with
+    /// several processes each comes from a wall-clock window all of them
+    /// shared (see docs/results-format.md).
     pub samples: Vec<f64>,
+    /// The round of each sample (same order as `samples`); empty for a
+    /// figure of one round (and in documents written before rounds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
     /// Each process's own figures when parallel > 1 (same order as samples).
     #[serde(default)]
     pub per_process: Vec<Vec<f64>>,
@@ -243,9 +266,10 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The headline figure (the chosen statistic of the samples).
+    /// The headline figure: the median of the rounds' figures when
+    /// measured in rounds, else the chosen statistic of the samples.
     pub fn value(&self) -> f64 {
-        self.summary.get(self.statistic)
+        self.summary.headline(self.statistic)
     }
 
     /// The headline when it is a figure; None when the measurement is
@@ -285,6 +309,8 @@ mod tests {
                 target_interval_ns: 5_000_000,
                 parallel_interval_ns: 1_000_000_000,
                 warmup_ns: 10_000_000,
+                rounds: 1,
+                seed: None,
                 workload: None,
             },
             started_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),

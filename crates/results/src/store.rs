@@ -541,6 +541,33 @@ impl Store {
     }
 
     /// Commit one finished measurement of a run.
+    /// Store measurement `seq` (0-based, in the run's order) of a run, or
+    /// replace what was stored of it: a case measured in rounds is stored
+    /// after its first rounds and replaced as more are measured.
+    pub fn put_measurement(
+        &mut self,
+        run_id: &str,
+        seq: usize,
+        m: &Measurement,
+    ) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| map_err(&self.path, e))?;
+        tx.execute(
+            "INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, doc = excluded.doc",
+            params![
+                run_id,
+                seq as i64,
+                m.name,
+                serde_json::to_string(m).unwrap()
+            ],
+        )
+        .map_err(|e| map_err(&self.path, e))?;
+        tx.commit().map_err(|e| map_err(&self.path, e))
+    }
+
     pub fn add_measurement(&mut self, run_id: &str, m: &Measurement) -> Result<(), StoreError> {
         let tx = self
             .conn

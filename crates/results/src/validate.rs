@@ -26,7 +26,7 @@ use crate::curve::{
     HISTOGRAM_LOWEST_NS, HISTOGRAM_SIGFIG,
 };
 use crate::model::{Baseline, Interval, Measurement, Run, Warning};
-use crate::stats::Summary;
+use crate::stats::{Statistic, Summary};
 
 /// A run id: 1 to 128 bytes of ASCII letters, digits, '-', '_' and '.'
 /// (not "." or ".."): no path separators, spaces or control characters.
@@ -124,6 +124,12 @@ fn check_run(at: &str, r: &mut Run) -> Checked {
     within(
         &format!("{at}.options.repetitions"),
         o.repetitions as u64,
+        1,
+        MAX_REPETITIONS as u64,
+    )?;
+    within(
+        &format!("{at}.options.rounds"),
+        o.rounds as u64,
         1,
         MAX_REPETITIONS as u64,
     )?;
@@ -430,7 +436,13 @@ fn measurement(at: &str, m: &mut Measurement) -> Checked {
     // level latency among the staircase's points): its median is kept when
     // within the samples' range.
     let derived = m.intervals.is_empty();
-    m.summary = summary(&format!("{at}.summary"), &m.summary, &m.samples, derived)?;
+    rounds(&format!("{at}.rounds"), &m.rounds, m.samples.len())?;
+    m.summary = summary(
+        &format!("{at}.summary"),
+        &m.summary,
+        (&m.samples, &m.rounds, m.statistic),
+        derived,
+    )?;
     if let Some(b) = &mut m.baseline {
         baseline(&format!("{at}.baseline"), b)?;
     }
@@ -482,7 +494,24 @@ fn baseline(at: &str, b: &mut Baseline) -> Checked {
         return Ok(());
     }
     figures(&format!("{at}.samples"), &b.samples)?;
-    b.summary = summary(&format!("{at}.summary"), &b.summary, &b.samples, false)?;
+    rounds(&format!("{at}.rounds"), &b.rounds, b.samples.len())?;
+    b.summary = summary(
+        &format!("{at}.summary"),
+        &b.summary,
+        (&b.samples, &b.rounds, Statistic::Median),
+        false,
+    )?;
+    Ok(())
+}
+
+/// The round of each sample: none, or one per sample.
+fn rounds(at: &str, rounds: &[u32], samples: usize) -> Checked {
+    if !rounds.is_empty() && rounds.len() != samples {
+        return Err(bad(
+            at,
+            format!("{} rounds for {samples} samples", rounds.len()),
+        ));
+    }
     Ok(())
 }
 
@@ -500,15 +529,17 @@ fn summary_fields(s: &Summary) -> [(&'static str, f64); 9] {
     ]
 }
 
-/// The summary of `samples`, when `stored` agrees with it to rounding
+/// The summary of `samples` (with the round of each and the statistic
+/// each round is summarised by), when `stored` agrees with it to rounding
 /// (`keep_median`: the stored median is kept if within the samples' range).
 fn summary(
     at: &str,
     stored: &Summary,
-    samples: &[f64],
+    (samples, rounds, stat): (&[f64], &[u32], Statistic),
     keep_median: bool,
 ) -> Result<Summary, Invalid> {
-    let mut s = Summary::of(samples).ok_or_else(|| bad(at, "no finite samples to summarise"))?;
+    let mut s = Summary::of_rounds(samples, rounds, stat)
+        .ok_or_else(|| bad(at, "no finite samples to summarise"))?;
     if stored.n != s.n {
         return Err(bad(
             format!("{at}.n"),
@@ -539,6 +570,52 @@ fn summary(
                 format!("{at}.{f}"),
                 format!("{got} disagrees with its samples, which give {want}"),
             ));
+        }
+    }
+    match (&s.rounds, &stored.rounds) {
+        (None, None) => {}
+        (Some(want), Some(got)) => {
+            let pairs = [
+                ("headline", want.headline, got.headline),
+                ("low", want.low, got.low),
+                ("high", want.high, got.high),
+                ("level", want.level, got.level),
+            ];
+            let figures = want.figures.len() == got.figures.len()
+                && want
+                    .figures
+                    .iter()
+                    .zip(&got.figures)
+                    .all(|(a, b)| near(*b, *a, tol));
+            if !figures {
+                return Err(bad(
+                    format!("{at}.rounds.figures"),
+                    format!(
+                        "{:?} disagree with its samples, which give {:?}",
+                        got.figures, want.figures
+                    ),
+                ));
+            }
+            for (f, want, got) in pairs {
+                if !near(got, want, tol.max(SUMMARY_TOLERANCE * want.abs())) {
+                    return Err(bad(
+                        format!("{at}.rounds.{f}"),
+                        format!("{got} disagrees with its samples, which give {want}"),
+                    ));
+                }
+            }
+        }
+        (Some(_), None) => {
+            return Err(bad(
+                format!("{at}.rounds"),
+                "missing, though the samples come from several rounds",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(bad(
+                format!("{at}.rounds"),
+                "present, though the samples come from one round",
+            ))
         }
     }
     Ok(s)

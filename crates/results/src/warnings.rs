@@ -331,6 +331,7 @@ mod tests {
             statistic: stat,
             samples,
             per_process: vec![],
+            rounds: Vec::new(),
             summary,
             intervals: (0..n)
                 .map(|i| Interval {
@@ -339,6 +340,7 @@ mod tests {
                     end_ns: 1,
                     iterations: 1,
                     preemptions: u32::from(i < preempted),
+                    round: 0,
                 })
                 .collect(),
             baseline: None,

@@ -436,7 +436,7 @@ fn derive(ms: &[Measurement]) -> Vec<Measurement> {
         .filter_map(|m| {
             let scale = |v: f64| v / VAX_DHRYSTONES_PER_SEC;
             let samples: Vec<f64> = m.samples.iter().map(|&v| scale(v)).collect();
-            let summary = Summary::of(&samples)?;
+            let summary = Summary::of_rounds(&samples, &m.rounds, m.statistic)?;
             let mut d = m.clone();
             d.name = "dhrystone/dmips".into();
             d.unit = Unit::Dmips;

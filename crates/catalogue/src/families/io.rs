@@ -360,8 +360,7 @@ pub const CACHED_LIMIT: f64 = 0.5;
 /// the two always agree), the page-cache warning and the depth warning.
 fn annotate(m: &mut Measurement, ctx: &RunContext) {
     if let Some(bs) = m.params.get("bs").and_then(|b| parse_size(b)) {
-        m.extra
-            .insert("iops".into(), m.summary.median * 1e6 / bs as f64);
+        m.extra.insert("iops".into(), m.value() * 1e6 / bs as f64);
     }
     m.warnings
         .extend(page_cache_warning(m, ctx.flag(&io::DROP_CACHES)));
@@ -534,7 +533,7 @@ mod tests {
         let mut m = m.clone();
         annotate(&mut m, &RunContext::default());
         let iops = m.extra["iops"];
-        assert!((iops * 8192.0 / 1e6 - m.summary.median).abs() < 1e-6 * m.summary.median);
+        assert!((iops * 8192.0 / 1e6 - m.value()).abs() < 1e-6 * m.value());
     }
 
     #[test]

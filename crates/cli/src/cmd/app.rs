@@ -15,7 +15,7 @@ use std::time::Duration;
 use touchstone_analysis::compare::ratio;
 use touchstone_catalogue::app::{AppCase, AppSpec};
 use touchstone_catalogue::params::{Kind, Param};
-use touchstone_harness::plan::{DEFAULT_REPETITIONS, MAX_REPETITIONS};
+use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_report::hyperfine;
 use touchstone_results::store::Store;
 use touchstone_results::units::format_value;
@@ -26,6 +26,10 @@ use crate::error::CliError;
 use crate::option_values;
 use crate::output;
 use crate::session::{Request, Session};
+
+/// Timed runs of a command by default: each is a fresh process already, so
+/// `app` measures one round of them (the median and its sign-test interval).
+const APP_REPETITIONS: u32 = 11;
 
 /// The longest --timeout: the harness's own stall limit for a program.
 const MAX_TIMEOUT_NS: u64 = 30 * 24 * 3600 * 1_000_000_000;
@@ -196,7 +200,7 @@ fn timeout(text: Option<&str>) -> Result<Option<Duration>, CliError> {
 pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
     // Stage one: everything checked before anything runs.
     option_values::check_label(a.label.as_deref())?;
-    let repetitions = a.repetitions.unwrap_or(DEFAULT_REPETITIONS);
+    let repetitions = a.repetitions.unwrap_or(APP_REPETITIONS);
     if repetitions == 0 || repetitions > MAX_REPETITIONS {
         return Err(CliError::Usage(format!(
             "--repetitions {repetitions}: must be 1..={MAX_REPETITIONS}"
@@ -249,6 +253,8 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
             parallel: vec![1],
             quick: false,
             planned: cases.len(),
+            steps: cases.len(),
+            seed: None,
             workload: None,
         },
         &mut plan,

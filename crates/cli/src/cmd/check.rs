@@ -33,6 +33,8 @@ fn judged(db: Option<PathBuf>, a: &CheckArgs) -> Result<(Run, Vec<String>), CliE
         },
         parallel: vec![1],
         repetitions: a.repetitions,
+        rounds: None,
+        seed: None,
         quick: true,
         interval: None,
         cpus: Vec::new(),

@@ -1,8 +1,9 @@
 //! `touchstone run --dry-run`: the cases a run would measure and how long it
 //! would take, estimated from the checked plan alone — nothing is measured,
-//! nothing is stored. A micro-benchmark case costs its warm-up, about one
-//! interval of loop sizing and its timed intervals (repetitions × the
-//! interval target; twice when an overhead baseline is measured first); a
+//! nothing is stored. A micro-benchmark case costs, in each of its rounds,
+//! its warm-up and its timed intervals (repetitions × the interval target),
+//! and about one interval of loop sizing in its first round (twice all that
+//! when an overhead baseline is measured first); a
 //! workload sweep costs, at each of its points (loads × CPU counts), its
 //! trials × (warm-up + window), between the fewest trials the convergence
 //! rule accepts (plus the dropped warm-up trial) and the most it allows.
@@ -16,12 +17,10 @@ use touchstone_harness::workload::TrialPlan;
 use touchstone_harness::{Plan, Shape};
 use touchstone_results::convergence::Rule;
 
-/// What a micro-benchmark measurement costs beyond its intervals: starting
-/// and stopping its processes, the benchmark's own setup, sizing's short
-/// intervals, the untimed work around each interval, storing the result.
-/// Measured: in a quick suite on the 2-vCPU development VM the median
-/// measurement took 80 ms more than its warm-up and intervals.
-const PER_MEASUREMENT_NS: u64 = 80_000_000;
+/// What a round of a micro-benchmark case costs beyond its warm-up and
+/// intervals: starting and stopping its processes, the benchmark's own
+/// setup, the untimed work around each interval.
+const PER_ROUND_NS: u64 = 20_000_000;
 
 /// What a workload trial costs beyond its warm-up and window (starting the
 /// server and clients, collecting histograms): `tcp_rr --quick` took 11.4 s
@@ -70,7 +69,8 @@ pub fn case_ns(plan: &Plan, shape: &Shape, baseline: bool) -> u64 {
     } else {
         interval
     };
-    let one = warmup + sizing + u64::from(plan.repetitions) * interval + PER_MEASUREMENT_NS;
+    let round = warmup + u64::from(plan.repetitions) * interval + PER_ROUND_NS;
+    let one = sizing + u64::from(plan.rounds.max(1)) * round;
     if baseline {
         2 * one
     } else {
@@ -193,9 +193,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_case_costs_its_warm_up_sizing_and_repetitions() {
+    fn a_case_costs_its_rounds_of_warm_up_and_repetitions_and_one_sizing() {
         let plan = Plan {
-            repetitions: 11,
+            rounds: 5,
+            repetitions: 3,
             target_ns: 5_000_000,
             warmup_ns: 10_000_000,
             ..Plan::default()
@@ -204,7 +205,7 @@ mod tests {
         let one = case_ns(&plan, &shape, false);
         assert_eq!(
             one,
-            10_000_000 + 5_000_000 + 11 * 5_000_000 + PER_MEASUREMENT_NS
+            5_000_000 + 5 * (10_000_000 + 3 * 5_000_000 + PER_ROUND_NS)
         );
         assert_eq!(case_ns(&plan, &shape, true), 2 * one);
         // Several processes: the long parallel interval.
@@ -212,7 +213,7 @@ mod tests {
             parallel: 4,
             ..plan.clone()
         };
-        assert!(case_ns(&par, &shape, false) >= 11 * par.parallel_target_ns);
+        assert!(case_ns(&par, &shape, false) >= 15 * par.parallel_target_ns);
     }
 
     #[test]

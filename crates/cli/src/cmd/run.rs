@@ -9,14 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, RunContext};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
-use touchstone_harness::{Benchmark, CaseLabel, Plan};
-use touchstone_results::convergence::Rule;
+use touchstone_harness::{rounds, Benchmark, CaseLabel, CaseRounds, Plan};
+use touchstone_results::convergence::{self, Rule};
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
 
@@ -59,6 +59,14 @@ fn plan(a: &RunArgs) -> Result<Plan, CliError> {
             )));
         }
         plan.repetitions = r;
+    }
+    if let Some(k) = a.rounds {
+        if k == 0 || k > MAX_REPETITIONS {
+            return Err(CliError::Usage(format!(
+                "--rounds {k}: must be 1..={MAX_REPETITIONS}"
+            )));
+        }
+        plan.rounds = k;
     }
     if let Some(i) = &a.interval {
         plan.target_ns = duration("--interval", i, 10_000, 10_000_000_000)?;
@@ -271,6 +279,15 @@ fn measure(
         }
         return Ok(None);
     }
+    let seed = a.seed.unwrap_or_else(rounds::fresh_seed);
+    let micro = micro_cases(&selection, &a.parallel);
+    // One round keeps the order asked for; rounds interleave, shuffled.
+    let order = if plan.rounds > 1 {
+        rounds::order(micro.len(), plan.rounds, seed)
+    } else {
+        vec![(0..micro.len()).collect()]
+    };
+    let steps = micro.len() * plan.rounds as usize + workloads;
     let mut session = Session::start(
         Request {
             db,
@@ -279,30 +296,30 @@ fn measure(
             selection: a.benchmarks.clone(),
             parallel: a.parallel.clone(),
             quick: a.quick,
-            planned: (selection.cases.len() - workloads) * a.parallel.len() + workloads,
+            planned: micro.len() + workloads,
+            steps,
+            seed: (!micro.is_empty() && plan.rounds > 1).then_some(seed),
             workload: (workloads > 0).then(|| settings.options()),
         },
         &mut plan,
     )?;
-    // One name per `start_case`, so a run stopped early names what it missed.
+    // One name per case, in the order each first starts (the first round's,
+    // then the workloads), so a run stopped early names what it missed.
+    let first_round = order.first().cloned().unwrap_or_default();
     session.plan_cases(
-        selection
-            .cases
+        first_round
             .iter()
-            .flat_map(|c| {
-                let levels = if c.family.is_workload() {
-                    &[1][..]
-                } else {
-                    &a.parallel[..]
-                };
-                levels.iter().map(move |&p| match p {
-                    1 => c.name.clone(),
-                    p => format!("{} ×{p}", c.name),
-                })
-            })
+            .map(|&i| micro[i].display())
+            .chain(
+                selection
+                    .cases
+                    .iter()
+                    .filter(|c| c.family.is_workload())
+                    .map(|c| c.name.clone()),
+            )
             .collect(),
     );
-    session.expect_costs_ns(&dry.order_ns);
+    session.expect_costs_ns(&step_costs(&dry, &micro, &order, &selection));
     for (name, why) in &selection.skipped {
         session.note(&format!("skipped {name}: {why}"));
     }
@@ -323,7 +340,9 @@ fn measure(
     let body = measure_all(
         &mut session,
         &selection,
-        &a.parallel,
+        micro,
+        &order,
+        seed,
         &ctx,
         &mut plan,
         &settings,
@@ -332,83 +351,198 @@ fn measure(
     Ok(Some((session, body)))
 }
 
-/// Measure every case at every process count (a workload: sweep it once),
-/// then the figures derived from each family's sweep. Stops early on an
-/// interruption; a case that fails is noted by the session and the rest
-/// still run.
+/// A micro-benchmark case at one process count, measured round by round.
+struct MicroCase<'s> {
+    case: &'s Selected,
+    parallel: u32,
+    /// Its rounds so far; None before the first and after a failure.
+    rounds: Option<CaseRounds>,
+    failed: bool,
+    /// Why a round failed after others had been measured.
+    failed_why: Option<String>,
+    /// Where the run keeps its measurement, once kept.
+    slot: Option<usize>,
+    /// Measured since the store last took it.
+    dirty: bool,
+}
+
+impl MicroCase<'_> {
+    /// The name the progress and a stopped run's reason use.
+    fn display(&self) -> String {
+        match self.parallel {
+            1 => self.case.name.clone(),
+            p => format!("{} ×{p}", self.case.name),
+        }
+    }
+
+    fn label(&self) -> CaseLabel {
+        CaseLabel {
+            name: self.case.name.clone(),
+            benchmark: self.case.family.name.to_string(),
+            group: self.case.family.group.to_string(),
+            params: self
+                .case
+                .params()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// Every micro-benchmark case at every process count, in selection order.
+fn micro_cases<'s>(selection: &'s Selection, parallel: &[u32]) -> Vec<MicroCase<'s>> {
+    selection
+        .cases
+        .iter()
+        .filter(|c| !c.family.is_workload())
+        .flat_map(|c| {
+            parallel.iter().map(move |&p| MicroCase {
+                case: c,
+                parallel: p,
+                rounds: None,
+                failed: false,
+                failed_why: None,
+                slot: None,
+                dirty: false,
+            })
+        })
+        .collect()
+}
+
+/// The expected cost of each step in the order the run takes them: every
+/// micro-benchmark case's share of its estimate in each round, then the
+/// workload sweeps.
+fn step_costs(
+    dry: &DryRun,
+    micro: &[MicroCase],
+    order: &[Vec<usize>],
+    selection: &Selection,
+) -> Vec<u64> {
+    let rounds = order.len().max(1) as u64;
+    let per_case: Vec<u64> = micro
+        .iter()
+        .map(|m| {
+            dry.cases
+                .iter()
+                .find(|c| c.name == m.case.name && c.parallel == m.parallel)
+                .map_or(1, |c| (c.seconds * 1e9) as u64 / rounds)
+        })
+        .collect();
+    let sweeps = selection
+        .cases
+        .iter()
+        .filter(|c| c.family.is_workload())
+        .map(|c| {
+            dry.sweeps
+                .iter()
+                .find(|s| s.name == c.name)
+                .map_or(1, |s| (s.seconds * 1e9) as u64)
+        });
+    order
+        .iter()
+        .flat_map(|r| r.iter().map(|&i| per_case[i]))
+        .chain(sweeps)
+        .collect()
+}
+
+/// Measure every micro-benchmark case at every process count in rounds,
+/// each round in its own shuffled order (`order`, from `seed`), with more
+/// rounds for the cases `--converge` is not yet satisfied with; then each
+/// workload once (a sweep); then the figures derived from each family's
+/// sweep. Stops early on an interruption, keeping every case measured in
+/// at least one round; a case that fails is noted by the session and the
+/// rest still run.
+#[allow(clippy::too_many_arguments)]
 fn measure_all(
     session: &mut Session,
     selection: &Selection,
-    parallel: &[u32],
+    mut micro: Vec<MicroCase>,
+    order: &[Vec<usize>],
+    seed: u64,
     ctx: &RunContext,
     plan: &mut Plan,
     settings: &SweepSettings,
     unmeasured_cpus: &[u32],
 ) -> Result<(), CliError> {
     let mut builds = 0;
-    for case in &selection.cases {
-        if case.family.is_workload() {
-            if session.interrupted() {
-                return Ok(());
-            }
-            session.start_case(&case.name);
-            builds += 1;
-            let built = if failpoint("build_case", builds) {
-                Err("failpoint build_case".to_string())
-            } else {
-                case.family.make_workload(&case.point, ctx)
-            };
-            match built {
-                Ok(mut w) => {
-                    let curve = curve_of(case, unmeasured_cpus, w.bytes_per_op());
-                    session.sweep(&case.name, &mut *w, curve, &settings.plan(case))?
+    let mut stored_at = Instant::now();
+    let measured = (|| -> Result<(), CliError> {
+        for (k, round) in order.iter().enumerate() {
+            for &i in round {
+                if session.interrupted() {
+                    return Ok(());
                 }
-                Err(m) => session.fail(format!("{}: {m}", case.name)),
+                measure_round(session, &mut micro[i], k == 0, ctx, plan, &mut builds)?;
+                store_progress(session, &mut micro, ctx, plan, &mut stored_at)?;
             }
+        }
+        if let Some(rule) = plan.converge {
+            // More rounds, each in its own order, for the cases not yet there.
+            for extra in 1u64.. {
+                let more: Vec<usize> = (0..micro.len())
+                    .filter(|&i| {
+                        micro[i].rounds.as_ref().is_some_and(|r| {
+                            r.convergence(&rule).verdict == convergence::Verdict::More
+                        })
+                    })
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                let shuffled = rounds::order(more.len(), 1, seed.wrapping_add(extra));
+                for &j in &shuffled[0] {
+                    if session.interrupted() {
+                        return Ok(());
+                    }
+                    measure_round(session, &mut micro[more[j]], false, ctx, plan, &mut builds)?;
+                    store_progress(session, &mut micro, ctx, plan, &mut stored_at)?;
+                }
+            }
+        }
+        Ok(())
+    })();
+    // Every case with a round measured is kept, also when the run stops;
+    // one whose later round failed is kept marked invalid, with why.
+    for m in &micro {
+        let Some(r) = &m.rounds else { continue };
+        plan.parallel = m.parallel;
+        let convergence = plan.converge.map(|rule| r.convergence(&rule));
+        match r.measurement(plan, convergence) {
+            Ok(mut x) => {
+                if let Some(why) = &m.failed_why {
+                    x.invalid = Some(format!(
+                        "round {} of this case failed ({why}); the {} round(s) before it are kept \
+                         for the record",
+                        r.rounds() + 1,
+                        r.rounds()
+                    ));
+                }
+                session.done(m.slot, x, plan, &|x| m.case.family.annotate(x, ctx))?
+            }
+            Err(e) => session.fail(e.to_string()),
+        }
+    }
+    measured?;
+    for case in &selection.cases {
+        if !case.family.is_workload() {
             continue;
         }
-        for &p in parallel {
-            if session.interrupted() {
-                return Ok(());
+        if session.interrupted() {
+            return Ok(());
+        }
+        session.start_case(&case.name);
+        builds += 1;
+        let built = if failpoint("build_case", builds) {
+            Err("failpoint build_case".to_string())
+        } else {
+            case.family.make_workload(&case.point, ctx)
+        };
+        match built {
+            Ok(mut w) => {
+                let curve = curve_of(case, unmeasured_cpus, w.bytes_per_op());
+                session.sweep(&case.name, &mut *w, curve, &settings.plan(case))?
             }
-            session.start_case(&case.name);
-            plan.parallel = p;
-            let label = CaseLabel {
-                name: case.name.clone(),
-                benchmark: case.family.name.to_string(),
-                group: case.family.group.to_string(),
-                params: case
-                    .params()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            };
-            // It built when the plan was checked, but what it needs (memory,
-            // files, helpers) may be gone now: a failed case, not bad input.
-            builds += 1;
-            let built = if failpoint("build_case", builds) {
-                Err("failpoint build_case".to_string())
-            } else {
-                case.family.make(&case.point, ctx)
-            };
-            let mut built = match built {
-                Ok(b) => b,
-                Err(m) => {
-                    session.fail(format!("{}: {m}", case.name));
-                    continue;
-                }
-            };
-            let baseline = built
-                .baseline
-                .as_mut()
-                .map(|(n, b)| (n.as_str(), &mut **b as &mut dyn Benchmark));
-            session.measure_annotated(
-                &label,
-                built.bench.as_mut(),
-                &built.shape,
-                baseline,
-                plan,
-                &|m| case.family.annotate(m, ctx),
-            )?;
+            Err(m) => session.fail(format!("{}: {m}", case.name)),
         }
     }
     if session.interrupted() {
@@ -432,6 +566,98 @@ fn measure_all(
         // Printed once, with the rest, in the tables at the end.
         for m in derive(&own) {
             session.record(m)?;
+        }
+    }
+    Ok(())
+}
+
+/// How often the store takes the measurements of the rounds so far: a run
+/// killed outright loses at most this much of its work, and a store
+/// transaction per round of every case would cost the quick suite seconds.
+const STORE_EVERY: Duration = Duration::from_secs(1);
+
+/// Keep the measurements of the cases measured since the store last took
+/// them (each from its rounds so far), and store them — at most every
+/// `STORE_EVERY`, and not at all without a store.
+fn store_progress(
+    session: &mut Session,
+    micro: &mut [MicroCase],
+    ctx: &RunContext,
+    plan: &mut Plan,
+    stored_at: &mut Instant,
+) -> Result<(), CliError> {
+    if !session.stores() || stored_at.elapsed() < STORE_EVERY {
+        return Ok(());
+    }
+    let parallel = plan.parallel;
+    for m in micro.iter_mut().filter(|m| m.dirty && !m.failed) {
+        m.dirty = false;
+        let Some(r) = &m.rounds else { continue };
+        plan.parallel = m.parallel;
+        if let Ok(mut x) = r.measurement(plan, None) {
+            m.case.family.annotate(&mut x, ctx);
+            m.slot = Some(session.keep(m.slot, x));
+        }
+    }
+    plan.parallel = parallel;
+    *stored_at = Instant::now();
+    session.store_kept()
+}
+
+/// One round of one micro-benchmark case: built afresh (what it needs —
+/// memory, files, helpers — may be gone since the plan was checked: a
+/// failed case, not bad input), then measured in fresh processes.
+fn measure_round(
+    session: &mut Session,
+    m: &mut MicroCase,
+    first: bool,
+    ctx: &RunContext,
+    plan: &mut Plan,
+    builds: &mut usize,
+) -> Result<(), CliError> {
+    session.step(&m.display(), first);
+    if m.failed {
+        return Ok(());
+    }
+    plan.parallel = m.parallel;
+    *builds += 1;
+    let built = if failpoint("build_case", *builds) {
+        Err("failpoint build_case".to_string())
+    } else {
+        m.case.family.make(&m.case.point, ctx)
+    };
+    let mut built = match built {
+        Ok(b) => b,
+        Err(e) => {
+            let why = format!("{}: {e}", m.case.name);
+            session.fail(why.clone());
+            m.failed = true;
+            if m.rounds.is_some() {
+                m.failed_why = Some(why);
+            }
+            return Ok(());
+        }
+    };
+    let label = m.label();
+    let rounds = m.rounds.get_or_insert_with(|| {
+        CaseRounds::new(
+            &label,
+            &built.shape,
+            built.baseline.as_ref().map(|(n, _)| n.as_str()),
+        )
+    });
+    let baseline = built
+        .baseline
+        .as_mut()
+        .map(|(_, b)| &mut **b as &mut dyn Benchmark);
+    if session.measure_round(rounds, built.bench.as_mut(), baseline, plan)? {
+        m.dirty = true;
+    } else {
+        m.failed = !session.interrupted();
+        if rounds.rounds() == 0 {
+            m.rounds = None;
+        } else if m.failed {
+            m.failed_why = session.last_failure().map(str::to_string);
         }
     }
     Ok(())

@@ -44,6 +44,57 @@ fn real_exports_pass_unchanged() {
     }
 }
 
+/// The corpus's first measurement (7 samples of a median) as if
+/// measured in rounds of 3, 2 and 2, with the summary that gives.
+fn in_rounds(v: &mut Value) {
+    let m = m0(v);
+    let samples: Vec<f64> = serde_json::from_value(m["samples"].clone()).unwrap();
+    let rounds = vec![0u32, 0, 0, 1, 1, 2, 2];
+    let summary = Summary::of_rounds(&samples, &rounds, Statistic::Median).unwrap();
+    m["rounds"] = json!(rounds);
+    m["summary"] = serde_json::to_value(summary).unwrap();
+}
+
+/// A measurement of several rounds: accepted as written, its headline
+/// the median of the rounds' figures; the rounds must match the
+/// samples and the summary must agree with them.
+#[test]
+fn rounds_are_checked_against_the_samples_and_the_summary() {
+    let mut v = doc();
+    in_rounds(&mut v);
+    let d = json::parse(&v.to_string()).unwrap();
+    let m = &d.runs[0].measurements[0];
+    let r = m.summary.rounds.as_ref().expect("rounds kept");
+    assert_eq!(r.figures.len(), 3);
+    assert_eq!(m.value(), r.headline);
+    let e = refused(|v| {
+        in_rounds(v);
+        m0(v)["rounds"] = json!([0, 0, 1]);
+    });
+    assert!(
+        e.contains("measurements[0].rounds: 3 rounds for 7 samples"),
+        "{e}"
+    );
+    let e = refused(|v| {
+        in_rounds(v);
+        let h = m0(v)["summary"]["rounds"]["headline"].as_f64().unwrap();
+        m0(v)["summary"]["rounds"]["headline"] = json!(h * 1.5);
+    });
+    assert!(e.contains("summary.rounds.headline"), "{e}");
+    let e = refused(|v| {
+        in_rounds(v);
+        m0(v)["summary"].as_object_mut().unwrap().remove("rounds");
+    });
+    assert!(e.contains("summary.rounds: missing"), "{e}");
+    // Rounds claimed of samples that came from one.
+    let e = refused(|v| {
+        let mut w = doc();
+        in_rounds(&mut w);
+        m0(v)["summary"]["rounds"] = m0(&mut w)["summary"]["rounds"].clone();
+    });
+    assert!(e.contains("summary.rounds: present"), "{e}");
+}
+
 #[test]
 fn ids_that_are_empty_paths_or_huge_are_refused() {
     for (id, needle) in [
