@@ -224,7 +224,10 @@ fn lat_sem_whose_benchmark_process_crashes_leaves_no_semaphore_set() {
         return;
     };
     let s = Sandbox::new();
-    let (code, left) = stopped_run(&ns, &s, &["run", "lat_sem", "-r", "50"], |run| {
+    // One case, long enough to be caught with its set: the run then ends
+    // with the failed case (a second case would run on, tens of seconds).
+    let args = ["run", "lat_sem/cpus:same", "-r", "500"];
+    let (code, left) = stopped_run(&ns, &s, &args, |run| {
         let kids = children(run.id());
         assert!(!kids.is_empty(), "no benchmark process");
         for k in kids {
