@@ -5,8 +5,8 @@
 
 use touchstone_analysis::curve_analysis::Analysed;
 
-use crate::model::Model;
-use crate::{curves, fleet, layout, sheet, tables, terminal, Render};
+use crate::model::{Model, DETAIL_RUNS};
+use crate::{curves, fleet, layout, sheet, spread, tables, terminal, Render};
 
 pub(crate) const SUMMARY_NOTE: &str =
     "Medians, one unit per column; '-' = not measured; '!' = a warning that can move the figure (all: touchstone show RUN --warnings).";
@@ -58,6 +58,28 @@ pub(crate) fn curve_tables(curves: &[Analysed], fit_terminal: bool) -> String {
     terminal::render_curves(curves, fit_terminal)
 }
 
+/// The summary of more than `DETAIL_RUNS` runs, where a column per run
+/// would print megabytes no one reads (1,000 farm runs: 19.6 MB): each
+/// figure's spread across the runs and the runs at either end, as the HTML
+/// page shows them; the tables in full are a flag away.
+fn at_scale(m: &Model, runs_with_curves: usize) -> String {
+    let runs = m.matrix.runs.len();
+    let mut out = format!(
+        "{runs} runs: each figure's spread across them, and the runs at either end. \
+         Every run's figures: --wide (a row per run) or --format csv; a few runs side by side: \
+         touchstone report RUN…; one run in full: touchstone show RUN.\n\n"
+    );
+    out.push_str(&tables::render_fitted(&spread::summary(
+        &m.matrix, &m.order,
+    )));
+    if runs_with_curves > 0 {
+        out.push_str(&format!(
+            "\n{runs_with_curves} of the runs have load curves: touchstone show RUN draws them.\n"
+        ));
+    }
+    out
+}
+
 impl Render for Text {
     fn summary(&self, m: &Model) -> String {
         let mut out = String::new();
@@ -66,6 +88,10 @@ impl Render for Text {
             out.push_str(&fleet::pairs_text(&f.pairs));
         }
         let with_curves = m.rows_with_curves();
+        if m.matrix.runs.len() > DETAIL_RUNS && !m.layout.wide {
+            out.push_str(&at_scale(m, with_curves.len()));
+            return out;
+        }
         if !m.matrix.columns.is_empty() || with_curves.is_empty() {
             if m.layout.wide {
                 out.push_str(&tables::render(&sheet::summary(&m.matrix, &m.order)));
