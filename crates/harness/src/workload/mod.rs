@@ -37,6 +37,8 @@ pub mod trial;
 #[cfg(test)]
 mod self_check_tests;
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
