@@ -684,3 +684,78 @@ fn report_and_compare_show_load_curves() {
         "{csv}"
     );
 }
+
+/// `history --html FILE`: the page alone (nothing on stdout), a chart per
+/// benchmark, the changed one first with a ring at its change point and
+/// the change in words; it renders in the browser with no console message
+/// and readable ticks.
+#[test]
+fn history_page_marks_the_change_points_and_renders_in_a_headless_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(26);
+    let runs: Vec<Run> = (0..12)
+        .map(|d| {
+            let slow = if d < 8 { 1.0 } else { 1.3 };
+            let mut r = run(&format!("day{d:02}"), "node-7", None, d);
+            r.measurements = vec![
+                measurement("bw_mem/rd", "mem", Unit::MBps, 1, tight(&mut rng, 9000.0)),
+                measurement(
+                    "lat_syscall/null",
+                    "proc",
+                    Unit::Ns,
+                    1,
+                    tight(&mut rng, 100.0 * slow),
+                ),
+            ];
+            r
+        })
+        .collect();
+    let db = store(dir.path(), &runs);
+    let page = dir.path().join("history.html");
+    let printed = ok(
+        &db,
+        &[
+            "history",
+            "--host",
+            "node-7",
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(printed.is_empty(), "only the page: {printed}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg class=\"chart plot").count(), 2);
+    // The changed benchmark first, with one ring, labelled at run 9.
+    let changed = html.find("<figcaption>lat_syscall/null").unwrap();
+    assert!(changed < html.find("<figcaption>bw_mem/rd").unwrap());
+    assert_eq!(html.matches("<g class=\"mark\">").count(), 1);
+    assert!(
+        html.contains(">run 9: +3"),
+        "a ring labelled with the shift"
+    );
+    assert!(
+        html.contains("change at run 9 (day08"),
+        "the change in words"
+    );
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let out = headless(
+        &browser,
+        profile.path(),
+        &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        &page,
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("data-rendered=\"ok\""),
+        "the page's script did not finish"
+    );
+    let at = dom.find("data-min-tick-px=\"").expect("ticks measured") + 18;
+    let px: f64 = dom[at..at + dom[at..].find('"').unwrap()].parse().unwrap();
+    assert!(px >= 9.0, "tick labels drawn at {px} px");
+}

@@ -342,6 +342,10 @@ pub struct HistoryArgs {
     pub host: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: HistoryFormat,
+    /// Write a self-contained HTML page here instead: a chart per
+    /// benchmark with its change points marked.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

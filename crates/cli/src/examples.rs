@@ -165,6 +165,7 @@ Examples:
   touchstone history                     every figure of this host, with its change points
   touchstone history lat_mem_rd bw_mem   only these benchmarks
   touchstone history --host node-7 --format csv > node-7.csv
+  touchstone history --html history.html   a chart per benchmark, change points marked
 
 A change point is where E-divisive means splits the series and a permutation
 test finds the split significant (p <= 0.01); 'what changed' is the difference

@@ -56,6 +56,13 @@ fn verdict_word(v: Verdict) -> &'static str {
 
 /// "change at run 13 (3f2a…, 2026-11-26 12:00): 100.0 ns → 130.0 ns, +30 %
 /// [+25 %, +35 %], slower (p 0.010; 12 runs before, 8 after)" and what changed.
+pub fn shift_text(h: &History, t: &Track, s: &Shift) -> String {
+    let mut out = String::new();
+    shift_lines(&mut out, h, t, s);
+    out
+}
+
+/// As `shift_text`, onto `out`.
 fn shift_lines(out: &mut String, h: &History, t: &Track, s: &Shift) {
     let run = &h.runs[s.after_row];
     let _ = writeln!(

@@ -38,6 +38,9 @@ fn selects(spec: &str, name: &str) -> bool {
 
 pub fn show(db: Option<PathBuf>, a: &HistoryArgs) -> Result<(), CliError> {
     let store = open(db, Open::ReadOnly)?;
+    if let Some(p) = &a.html {
+        crate::output::refuse_store(p, store.path())?;
+    }
     let host = a.host.clone().unwrap_or_else(this_host);
     let rows = store.list_runs()?;
     let mine: Vec<_> = rows.iter().filter(|r| r.hostname == host).collect();
@@ -75,6 +78,13 @@ pub fn show(db: Option<PathBuf>, a: &HistoryArgs) -> Result<(), CliError> {
         return Err(CliError::Usage(format!(
             "no stored figure of host `{host}` is named `{missing}` or starts with `{missing}/`"
         )));
+    }
+    if let Some(path) = &a.html {
+        let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
+        let page = touchstone_report::html::history_page::page(&host, &h, &generated);
+        crate::output::write_file(path, page.as_bytes(), store.path())?;
+        crate::output::eprint_line(&format!("HTML history written to {}", path.display()));
+        return Ok(());
     }
     match a.format {
         HistoryFormat::Table => crate::output::print(&history::text(&host, &h)),

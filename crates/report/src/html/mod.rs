@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod curve_charts;
+pub mod history_page;
 pub mod latency_distributions;
 pub mod svg;
 
