@@ -6,7 +6,8 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{insert_header, insert_measurement, map_err, upsert_curve, Store, StoreError};
+use super::write::{insert_header, insert_measurement, upsert_curve};
+use super::{map_err, Store, StoreError};
 use crate::model::Run;
 
 /// Store `run` in the transaction open on `conn` unless a run of its id is

@@ -1,3 +1,4 @@
+use super::curve::{V2_COMPRESSED_COOKIE, V2_COOKIE};
 use super::*;
 use crate::json::{self, JsonError};
 use serde_json::{json, Value};
