@@ -245,19 +245,7 @@ impl CaseRounds {
             .map(|v| Summary::of(&v).map_or(f64::NAN, |s| s.get(self.shape.statistic)))
             .collect();
         let width = RoundSummary::width_at(&round_figures, rule.confidence);
-        let verdict = if width.is_some_and(|w| w <= rule.width) {
-            Verdict::Converged
-        } else if rounds >= rule.max_trials {
-            Verdict::NotConverged
-        } else {
-            Verdict::More
-        };
-        MedianConvergence {
-            rule: *rule,
-            rounds,
-            width,
-            verdict,
-        }
+        MedianConvergence::judged(rule, rounds, width)
     }
 
     /// The samples as the figure will have them (the overhead's round

@@ -244,19 +244,26 @@ pub fn assess_median(rule: &Rule, samples: &[f64], rounds: usize) -> MedianConve
         let median = crate::stats::quantile_sorted(&s, 0.5);
         (level + 1e-12 >= rule.confidence && median != 0.0).then(|| (s[hi] - s[lo]) / median.abs())
     });
-    let width = width.flatten();
-    let verdict = if width.is_some_and(|w| w <= rule.width) {
-        Verdict::Converged
-    } else if rounds >= rule.max_trials {
-        Verdict::NotConverged
-    } else {
-        Verdict::More
-    };
-    MedianConvergence {
-        rule: *rule,
-        rounds,
-        width,
-        verdict,
+    MedianConvergence::judged(rule, rounds, width.flatten())
+}
+
+impl MedianConvergence {
+    /// The verdict on an interval `width` wide after `rounds`: converged
+    /// within the rule's width, not converged at its most rounds, else more.
+    pub fn judged(rule: &Rule, rounds: usize, width: Option<f64>) -> MedianConvergence {
+        let verdict = if width.is_some_and(|w| w <= rule.width) {
+            Verdict::Converged
+        } else if rounds >= rule.max_trials {
+            Verdict::NotConverged
+        } else {
+            Verdict::More
+        };
+        MedianConvergence {
+            rule: *rule,
+            rounds,
+            width,
+            verdict,
+        }
     }
 }
 
