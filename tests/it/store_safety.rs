@@ -556,7 +556,14 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
     // The summary: the run's header with its reason, and both measured cases.
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("— failed"), "{out}");
-    assert!(out.contains("1 case(s) not run: lat_syscall/null"), "{out}");
+    // The store is tried at most a second apart: the fill is found after
+    // spin/20ms or spin/30ms, whichever the store tried first on this
+    // machine's load; the last case is never reached.
+    let not_run = |text: &str| {
+        text.lines()
+            .any(|l| l.contains("case(s) not run: ") && l.trim_end().ends_with("lat_syscall/null"))
+    };
+    assert!(not_run(&out), "{out}");
     assert!(
         out.contains("null_loop") && out.contains("spin/20ms"),
         "{out}"
@@ -587,10 +594,7 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
     // Closed in the room set aside when the run began.
     assert_eq!(run["status"], "failed", "{run}");
     let reason = run["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("disk full") && reason.contains("not run: lat_syscall/null"),
-        "{reason}"
-    );
+    assert!(reason.contains("disk full") && not_run(reason), "{reason}");
     assert!(reserves(&s.path("small")).is_empty());
 }
 
