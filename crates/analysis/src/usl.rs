@@ -590,35 +590,7 @@ pub(crate) fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// SplitMix64 (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number
-/// Generators", OOPSLA 2014): a tiny, well-mixed, seedable generator, enough
-/// for drawing bootstrap indices reproducibly without a dependency.
-pub(crate) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub(crate) fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1) from the top 53 bits (the tests' noise).
-    #[cfg(test)]
-    pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform index below `n` (multiply-shift; the bias is below n / 2⁶⁴).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-}
+pub(crate) use touchstone_results::random::SplitMix64;
 
 #[cfg(test)]
 mod tests;

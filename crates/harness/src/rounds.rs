@@ -7,15 +7,17 @@
 //! instead of moving some of them together. The order is a pure function of
 //! the seed, which the run records: `run --seed` repeats it.
 
+use touchstone_results::random::SplitMix64;
+
 /// For each round, the cases' indices (0..cases) in the order measured.
 pub fn order(cases: usize, rounds: u32, seed: u64) -> Vec<Vec<usize>> {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     (0..rounds)
         .map(|_| {
             let mut v: Vec<usize> = (0..cases).collect();
             // Fisher–Yates.
             for i in (1..v.len()).rev() {
-                let j = (rng.next() % (i as u64 + 1)) as usize;
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                 v.swap(i, j);
             }
             v
@@ -38,19 +40,6 @@ pub fn fresh_seed() -> u64 {
     (t.tv_sec as u64).wrapping_mul(1_000_000_007)
         ^ t.tv_nsec as u64
         ^ u64::from(std::process::id()) << 40
-}
-
-/// SplitMix64: small, fast, and the same on every machine.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod groups;
 pub mod host;
 pub mod json;
 pub mod model;
+pub mod random;
 pub mod self_check;
 pub mod stats;
 // Only the binary opens the store: SQLite is linked by those that enable
