@@ -23,6 +23,29 @@ pub struct Built {
     pub shape: Shape,
     /// An overhead to measure the same way and subtract (name, benchmark).
     pub baseline: Option<(String, Box<dyn Benchmark>)>,
+    /// What the case costs beyond its timed intervals, for `run --dry-run`.
+    pub cost: Cost,
+}
+
+/// What a case costs beyond its warm-up and timed intervals, declared by
+/// its family so that `run --dry-run` (and the progress bar's time left)
+/// know it (crates/cli/src/cmd/dry_run.rs turns it into time).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    /// Bytes each process faults in or writes before its first interval,
+    /// in every round (each round builds the case afresh): buffers, arrays,
+    /// files.
+    pub setup_bytes: u64,
+    /// About how long one iteration takes when that can outlast the
+    /// interval target (one whole pass of an I/O file): an interval is
+    /// never shorter than one iteration. 0: short.
+    pub iteration_ns: u64,
+    /// Untimed work around each interval, as a multiple of the timed work
+    /// (lat_fs delete creates, untimed, the files it then unlinks).
+    pub untimed_ratio: f64,
+    /// The setup bytes are a file written and fsynced (io's test file),
+    /// not memory faulted in.
+    pub synced_file: bool,
 }
 
 impl Built {
@@ -31,7 +54,28 @@ impl Built {
             bench: Box::new(bench),
             shape,
             baseline: None,
+            cost: Cost::default(),
         }
+    }
+    /// The bytes each process faults in or writes before timing (`Cost`).
+    pub fn with_setup_bytes(mut self, bytes: u64) -> Built {
+        self.cost.setup_bytes = bytes;
+        self
+    }
+    /// About how long one iteration takes, when it can be long (`Cost`).
+    pub fn with_iteration_ns(mut self, ns: u64) -> Built {
+        self.cost.iteration_ns = ns;
+        self
+    }
+    /// The setup bytes are a file written and fsynced (`Cost`).
+    pub fn with_synced_file(mut self, synced: bool) -> Built {
+        self.cost.synced_file = synced;
+        self
+    }
+    /// Untimed work around each interval over the timed (`Cost`).
+    pub fn with_untimed_ratio(mut self, ratio: f64) -> Built {
+        self.cost.untimed_ratio = ratio;
+        self
     }
     pub fn with_baseline(mut self, name: &str, b: impl Benchmark + 'static) -> Built {
         self.baseline = Some((name.to_string(), Box::new(b)));

@@ -17,7 +17,7 @@ pub mod select;
 pub mod support;
 pub mod testing;
 
-pub use family::{Built, Family, Parallel};
+pub use family::{Built, Cost, Family, Parallel};
 pub use params::{Kind, Param, Point, Value};
 pub use run_context::{
     honoured_by, run_options, Held, OptionValue, RunCheck, RunContext, RunOption,

@@ -38,6 +38,12 @@ pub struct Progress {
     last_line: Cell<Instant>,
     /// The case under way, for the log's lines.
     case: String,
+    /// When the step under way began.
+    step_started: Instant,
+    /// Each step's real time beside its estimate, one line on stderr as it
+    /// ends (`TOUCHSTONE_STEP_TIMES=1`): what `run --dry-run`'s estimates
+    /// are checked against, case by case (docs/validation.md).
+    step_times: bool,
 }
 
 impl Progress {
@@ -61,6 +67,8 @@ impl Progress {
             started: Instant::now(),
             last_line: Cell::new(Instant::now()),
             case: String::new(),
+            step_started: Instant::now(),
+            step_times: std::env::var_os("TOUCHSTONE_STEP_TIMES").is_some_and(|v| v == "1"),
         }
     }
 
@@ -146,6 +154,7 @@ impl Progress {
     }
 
     pub fn start_case(&mut self, name: &str) {
+        self.step_ended();
         self.index += 1;
         self.case = name.to_string();
         let done = self.costs.iter().take(self.index - 1).sum();
@@ -177,7 +186,21 @@ impl Progress {
         self.line(&format!("[{}] {text}", self.standing()));
     }
 
-    pub fn finish(&self) {
+    /// The step under way ended: its line when step times are asked for.
+    fn step_ended(&mut self) {
+        if self.step_times && self.index > 0 {
+            let estimate = self.costs.get(self.index - 1).copied().unwrap_or(0);
+            self.line(&format!(
+                "step-time {} real_ms {} estimated_ms {estimate}",
+                self.case,
+                self.step_started.elapsed().as_millis()
+            ));
+        }
+        self.step_started = Instant::now();
+    }
+
+    pub fn finish(&mut self) {
+        self.step_ended();
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
@@ -321,5 +344,29 @@ mod tests {
         // Faster than estimated: the pace shortens it, to a quarter at most.
         p.started = Instant::now() - Duration::from_secs(5);
         assert_eq!(p.time_left().as_secs(), 12);
+    }
+
+    #[test]
+    fn each_step_ends_with_its_real_time_beside_its_estimate_when_asked() {
+        let screen = Screen::default();
+        let b = ProgressBar::with_draw_target(
+            Some(2),
+            ProgressDrawTarget::term_like(Box::new(screen.clone())),
+        );
+        let mut p = Progress::with_bar(Some(b), 2);
+        p.set_costs_ns(&[30_000_000, 2_000_000_000]);
+        p.step_times = true;
+        p.start_case("lat_syscall/null");
+        p.start_case("stream/copy ×2");
+        p.finish();
+        let drawn = screen.0.lock().unwrap().clone();
+        assert!(
+            drawn.contains("step-time lat_syscall/null real_ms 0 estimated_ms 30"),
+            "{drawn}"
+        );
+        assert!(
+            drawn.contains("step-time stream/copy ×2 real_ms 0 estimated_ms 2000"),
+            "{drawn}"
+        );
     }
 }

@@ -289,7 +289,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         // The best interval, as STREAM reports its best time: interference
         // only ever takes bandwidth away.
         Shape::bandwidth(bytes_per_pass(op, size)).with_statistic(Statistic::Max),
-    ))
+    )
+    .with_setup_bytes(footprint(op, size)))
 }
 
 pub const FAMILY: Family = Family {

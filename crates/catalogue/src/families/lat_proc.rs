@@ -222,7 +222,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
             envp: Vec::new(),
         },
         Shape::latency(1.0).with_switches_by_design(),
-    ))
+    )
+    .with_setup_bytes(p.num("mem")))
 }
 
 pub const FAMILY: Family = Family {

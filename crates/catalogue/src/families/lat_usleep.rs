@@ -189,7 +189,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         other => return Err(format!("unknown method {other}")),
     };
     let ns = p.num("time");
-    if matches!(method, Method::Select | Method::Itimer) && ns % 1000 != 0 {
+    if matches!(method, Method::Select | Method::Itimer) && !ns.is_multiple_of(1000) {
         return Err(format!(
             "time: {} cannot be expressed in whole microseconds, which {} takes",
             p.text("time"),
@@ -204,7 +204,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
             wait_mask: unsafe { std::mem::zeroed() },
         },
         Shape::latency(1.0),
-    ))
+    )
+    // An interval is at least one sleep (10 ms ones outlast the target).
+    .with_iteration_ns(ns))
 }
 
 pub const FAMILY: Family = Family {

@@ -84,7 +84,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
             cur: [std::ptr::null(); MAX_CHAINS],
         },
         Shape::latency(100.0 * chains as f64).with_statistic(Statistic::Min),
-    ))
+    )
+    .with_setup_bytes(size as u64))
 }
 
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {

@@ -47,7 +47,8 @@ impl Chase {
             // The physical limit: interference (preemption, other tenants)
             // only ever adds time, so the fastest interval is the figure.
             Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-        ))
+        )
+        .with_setup_bytes(size as u64))
     }
 }
 

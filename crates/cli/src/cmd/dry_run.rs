@@ -1,26 +1,56 @@
 //! `touchstone run --dry-run`: the cases a run would measure and how long it
-//! would take, estimated from the checked plan alone — nothing is measured,
-//! nothing is stored. A micro-benchmark case costs, in each of its rounds,
-//! its warm-up and its timed intervals (repetitions × the interval target),
-//! and about one interval of loop sizing in its first round (twice all that
-//! when an overhead baseline is measured first); a
-//! workload sweep costs, at each of its points (loads × CPU counts), its
-//! trials × (warm-up + window), between the fewest trials the convergence
-//! rule accepts (plus the dropped warm-up trial) and the most it allows.
-//! Benchmarks whose one iteration outlasts the interval target, or whose
-//! setup is heavy (hundreds of MB to fault in), run longer than estimated:
-//! on the development VM the quick suite's estimate is about half its real
-//! time (the big-memory cases), the default suite's within 10 %.
+//! would take, estimated from the checked plan and what each case declares
+//! (`touchstone_catalogue::Cost`) — nothing is measured, nothing is stored.
+//! A micro-benchmark case costs, in each of its rounds (each in fresh
+//! processes, the case built afresh): every process's setup (memory to
+//! fault in, a file to write and fsync), its warm-up and timed intervals
+//! (none shorter than one iteration), the untimed work around them, and a
+//! few ms of starting and stopping; with several processes also their
+//! waits for each other; its first round sizes the loop (several
+//! processes: about five of their long intervals, preempted sizings being
+//! tried again). A workload sweep costs, at each of its points (loads × CPU
+//! counts), its trials × (warm-up + window), between the fewest trials the
+//! convergence rule accepts (plus the dropped warm-up trial) and the most
+//! it allows. The constants were measured on the 2-CPU development VM under
+//! load (each says how); `TOUCHSTONE_STEP_TIMES=1` prints every round's
+//! real time beside its estimate, and docs/validation.md ("Estimates
+//! against real times") gives the totals against real runs.
 
 use serde::Serialize;
+use touchstone_catalogue::Cost;
 use touchstone_harness::workload::TrialPlan;
 use touchstone_harness::{Plan, Shape};
 use touchstone_results::convergence::Rule;
 
-/// What a round of a micro-benchmark case costs beyond its warm-up and
-/// intervals: starting and stopping its processes, the benchmark's own
-/// setup, the untimed work around each interval.
-const PER_ROUND_NS: u64 = 20_000_000;
+/// What a round of a micro-benchmark case costs beyond its warm-up,
+/// intervals and declared setup: starting and stopping its process, the
+/// untimed work around each interval. The quick suite's small cases took
+/// 13–15 ms a round for 8 ms of warm-up and intervals (load 3, 2 CPUs).
+const PER_ROUND_NS: u64 = 6_000_000;
+
+/// Faulting in and first writing one byte of a case's memory (its
+/// `Cost::setup_bytes`), per process and round: the quick suite's 128–512
+/// MiB cases (bw_mem, lat_mem_rd, stream) took 0.55–0.77 ns a byte beyond
+/// their estimate before setup was counted (load 3, 2 CPUs).
+pub const SETUP_NS_PER_BYTE: f64 = 0.65;
+
+/// Writing and fsyncing one byte of a test file (`Cost::synced_file`), per
+/// process and round: io's 4 MiB files added about 22 ms a round whatever
+/// the pass (bs:1m, buffered: 55–65 ms a round for 33 ms estimated
+/// without them; load 5, the development VM's virtual disk).
+pub const SYNCED_FILE_NS_PER_BYTE: f64 = 5.5;
+
+/// Several processes size their loop each alone against the long parallel
+/// interval, and a preempted sizing interval is tried again (up to three
+/// times): the first round of `stream -P 2` took 5–12 s more than the
+/// later ones at a one-second interval (load 3, 2 CPUs).
+const PARALLEL_SIZING_INTERVALS: u64 = 5;
+
+/// Several processes also run while the others warm up (until all are
+/// warm) and after their own intervals (until all are done): about one
+/// interval a round between them (`stream -P 2`'s later rounds: 6.2 s for
+/// 4 s of warm-up and intervals and 0.5 s of setup).
+const PARALLEL_WAIT_INTERVALS: u64 = 1;
 
 /// What a workload trial costs beyond its warm-up and window (starting the
 /// server and clients, collecting histograms): `tcp_rr --quick` took 11.4 s
@@ -60,16 +90,35 @@ pub struct DryRun {
     pub order_ns: Vec<u64>,
 }
 
-/// One micro-benchmark measurement at `plan.parallel` processes, in ns.
-pub fn case_ns(plan: &Plan, shape: &Shape, baseline: bool) -> u64 {
-    let interval = plan.interval_target(shape);
+/// One micro-benchmark measurement at `plan.parallel` processes, in ns:
+/// in each round, every process's setup (`cost`), the warm-up and timed
+/// intervals (none shorter than one iteration) with their untimed work,
+/// the waits of several processes for each other; the loop's sizing in the
+/// first round; all twice when an overhead baseline is measured first.
+pub fn case_ns(plan: &Plan, shape: &Shape, baseline: bool, cost: &Cost) -> u64 {
+    let interval = plan.interval_target(shape).max(cost.iteration_ns);
     let warmup = plan.warmup_ns.max(shape.warmup_ns).max(interval);
-    let sizing = if shape.fixed_iterations.is_some() {
-        0
+    let processes = u64::from(plan.parallel.max(1));
+    let several = processes > 1;
+    let timed = warmup + u64::from(plan.repetitions) * interval;
+    let untimed = (timed as f64 * cost.untimed_ratio) as u64;
+    let per_byte = if cost.synced_file {
+        SYNCED_FILE_NS_PER_BYTE
     } else {
-        interval
+        SETUP_NS_PER_BYTE
     };
-    let round = warmup + u64::from(plan.repetitions) * interval + PER_ROUND_NS;
+    let setup = (cost.setup_bytes as f64 * per_byte) as u64 * processes;
+    let waits = if several {
+        PARALLEL_WAIT_INTERVALS * interval
+    } else {
+        0
+    };
+    let sizing = match (shape.fixed_iterations, several) {
+        (Some(_), _) => 0,
+        (None, true) => PARALLEL_SIZING_INTERVALS * interval,
+        (None, false) => interval,
+    };
+    let round = timed + untimed + setup + waits + PER_ROUND_NS;
     let one = sizing + u64::from(plan.rounds.max(1)) * round;
     if baseline {
         2 * one
@@ -202,18 +251,91 @@ mod tests {
             ..Plan::default()
         };
         let shape = Shape::latency(1.0);
-        let one = case_ns(&plan, &shape, false);
+        let one = case_ns(&plan, &shape, false, &Cost::default());
         assert_eq!(
             one,
             5_000_000 + 5 * (10_000_000 + 3 * 5_000_000 + PER_ROUND_NS)
         );
-        assert_eq!(case_ns(&plan, &shape, true), 2 * one);
+        assert_eq!(case_ns(&plan, &shape, true, &Cost::default()), 2 * one);
         // Several processes: the long parallel interval.
         let par = Plan {
             parallel: 4,
             ..plan.clone()
         };
-        assert!(case_ns(&par, &shape, false) >= 15 * par.parallel_target_ns);
+        assert!(case_ns(&par, &shape, false, &Cost::default()) >= 15 * par.parallel_target_ns);
+    }
+
+    #[test]
+    fn each_process_pays_its_setup_in_every_round() {
+        let plan = Plan {
+            rounds: 5,
+            ..Plan::default()
+        };
+        let shape = Shape::latency(1.0);
+        let bare = case_ns(&plan, &shape, false, &Cost::default());
+        let cost = Cost {
+            setup_bytes: 256 << 20,
+            ..Cost::default()
+        };
+        let one_round = (f64::from(256u32 << 20) * SETUP_NS_PER_BYTE) as u64;
+        assert_eq!(case_ns(&plan, &shape, false, &cost), bare + 5 * one_round);
+        let two = Plan {
+            parallel: 2,
+            ..plan.clone()
+        };
+        assert_eq!(
+            case_ns(&two, &shape, false, &cost) - case_ns(&two, &shape, false, &Cost::default()),
+            5 * 2 * one_round
+        );
+    }
+
+    #[test]
+    fn several_processes_size_alone_and_wait_for_each_other() {
+        let plan = Plan {
+            rounds: 5,
+            repetitions: 3,
+            parallel: 2,
+            parallel_target_ns: 1_000_000_000,
+            warmup_ns: 10_000_000,
+            ..Plan::default()
+        };
+        let second = 1_000_000_000;
+        // Sizing 5 intervals once; each round a 1 s warm-up, 3 intervals
+        // and 1 interval of waiting.
+        assert_eq!(
+            case_ns(&plan, &Shape::latency(1.0), false, &Cost::default()),
+            5 * second + 5 * (5 * second + PER_ROUND_NS)
+        );
+    }
+
+    #[test]
+    fn long_iterations_and_untimed_work_lengthen_the_rounds() {
+        let plan = Plan {
+            rounds: 1,
+            repetitions: 3,
+            target_ns: 5_000_000,
+            warmup_ns: 10_000_000,
+            ..Plan::default()
+        };
+        let shape = Shape::latency(1.0);
+        // One iteration of 100 ms: every interval (and the warm-up) is one.
+        let long = Cost {
+            iteration_ns: 100_000_000,
+            ..Cost::default()
+        };
+        assert_eq!(
+            case_ns(&plan, &shape, false, &long),
+            100_000_000 + 4 * 100_000_000 + PER_ROUND_NS
+        );
+        // Untimed work twice the timed: three times the warm-up and intervals.
+        let untimed = Cost {
+            untimed_ratio: 2.0,
+            ..Cost::default()
+        };
+        assert_eq!(
+            case_ns(&plan, &shape, false, &untimed),
+            5_000_000 + 3 * 25_000_000 + PER_ROUND_NS
+        );
     }
 
     #[test]

@@ -238,31 +238,15 @@ fn measure(
     // a workload's sweep is checked whole: its loads against the workload's
     // maximum and this shell's limits (`ulimit -n`, `ulimit -u`).
     let (measured_cpus, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
-    let mut dry = DryRun::default();
-    for c in &selection.cases {
-        let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
-        if c.family.is_workload() {
-            let w = c.family.make_workload(&c.point, &ctx).map_err(usage)?;
-            let loads = workload::validate(&*w, &settings.plan(c), usable)
-                .map_err(|e| usage(e.to_string()))?;
-            let cost = dry_run::sweep_ns(
-                loads.len() * measured_cpus.len(),
-                &settings.trial,
-                &settings.rule,
-            );
-            dry.sweep(&c.name, loads, measured_cpus.clone(), cost);
-        } else {
-            let built = c.family.make(&c.point, &ctx).map_err(usage)?;
-            for &p in &a.parallel {
-                let at = Plan {
-                    parallel: p,
-                    ..plan.clone()
-                };
-                let cost = dry_run::case_ns(&at, &built.shape, built.baseline.is_some());
-                dry.case(&c.name, p, cost);
-            }
-        }
-    }
+    let mut dry = estimate(
+        &selection,
+        &ctx,
+        &plan,
+        &settings,
+        &a.parallel,
+        &measured_cpus,
+        usable,
+    )?;
     if a.dry_run {
         dry.skipped = selection
             .skipped
@@ -407,6 +391,47 @@ fn micro_cases<'s>(selection: &'s Selection, parallel: &[u32]) -> Vec<MicroCase<
             })
         })
         .collect()
+}
+
+/// Build every case once, so bad parameter combinations fail before
+/// anything runs, and estimate what each costs (`run --dry-run`'s listing,
+/// the progress bar's weights).
+fn estimate(
+    selection: &Selection,
+    ctx: &RunContext,
+    plan: &Plan,
+    settings: &SweepSettings,
+    parallel: &[u32],
+    measured_cpus: &[u32],
+    usable: usize,
+) -> Result<DryRun, CliError> {
+    let mut dry = DryRun::default();
+    for c in &selection.cases {
+        let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
+        if c.family.is_workload() {
+            let w = c.family.make_workload(&c.point, ctx).map_err(usage)?;
+            let loads = workload::validate(&*w, &settings.plan(c), usable)
+                .map_err(|e| usage(e.to_string()))?;
+            let cost = dry_run::sweep_ns(
+                loads.len() * measured_cpus.len(),
+                &settings.trial,
+                &settings.rule,
+            );
+            dry.sweep(&c.name, loads, measured_cpus.to_vec(), cost);
+        } else {
+            let built = c.family.make(&c.point, ctx).map_err(usage)?;
+            for &p in parallel {
+                let at = Plan {
+                    parallel: p,
+                    ..plan.clone()
+                };
+                let cost =
+                    dry_run::case_ns(&at, &built.shape, built.baseline.is_some(), &built.cost);
+                dry.case(&c.name, p, cost);
+            }
+        }
+    }
+    Ok(dry)
 }
 
 /// The expected cost of each step in the order the run takes them: every
@@ -661,4 +686,53 @@ fn measure_round(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::args::{Cli, Command};
+
+    /// The cases `run --dry-run` lists and the cases the run measures, for
+    /// the quick and the default suites: the same, in the same order, and
+    /// each round of each weighed by its own estimate on the progress bar.
+    #[test]
+    fn the_dry_run_lists_every_case_the_run_measures() {
+        for argv in [
+            &["touchstone", "run", "--quick"][..],
+            &["touchstone", "run"],
+        ] {
+            let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!()
+            };
+            let plan = plan(&a).unwrap();
+            let settings = sweep_settings(&a).unwrap();
+            let ctx = a.family.context(a.quick);
+            let selection = select(&a.benchmarks, &ctx, 1).unwrap();
+            let usable = cpu::usable_cpus().unwrap().len();
+            let (measured_cpus, _) = resolve_cpu_counts(&settings.cpu_counts, usable);
+            let dry = estimate(
+                &selection,
+                &ctx,
+                &plan,
+                &settings,
+                &a.parallel,
+                &measured_cpus,
+                usable,
+            )
+            .unwrap();
+            let micro = micro_cases(&selection, &a.parallel);
+            let listed: Vec<_> = dry.cases.iter().map(|c| (&c.name, c.parallel)).collect();
+            let run: Vec<_> = micro.iter().map(|m| (&m.case.name, m.parallel)).collect();
+            assert!(run.len() > 100, "{argv:?}: {} cases", run.len());
+            assert_eq!(listed, run, "{argv:?}");
+            let order = rounds::order(micro.len(), plan.rounds, 7);
+            let costs = step_costs(&dry, &micro, &order, &selection);
+            assert_eq!(costs.len(), micro.len() * plan.rounds as usize);
+            // 1: a step the listing did not know.
+            assert!(costs.iter().all(|&ns| ns > 1_000_000), "{argv:?}");
+        }
+    }
 }
