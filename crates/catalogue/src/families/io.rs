@@ -361,12 +361,14 @@ fn build(p: &Point, ctx: &RunContext) -> Result<Built, String> {
 /// at what one took on the development VM's virtual disk (load 3–5):
 /// buffered 1.4–2 µs (4 MiB in 512 B blocks, read and written); direct
 /// 60 µs (4 KiB random reads, 245 ms for 4 passes of 1,024); O_SYNC and
-/// O_DSYNC writes 3.4 ms (7.0–7.4 s for 4 passes of 512 8 KiB writes).
-/// Direct I/O at depth N overlaps N blocks.
+/// O_DSYNC writes 1.2–3.8 ms (5 rounds of 512 8 KiB writes: 12.6 s and
+/// 40.8 s in two runs 20 minutes apart; the virtual disk's sync latency
+/// moves with its host), 2 ms taken. Direct I/O at depth N overlaps N
+/// blocks.
 fn pass_ns(mode: SyncMode, write: bool, blocks: u64, depth: u64) -> u64 {
     let per_block = match mode {
         SyncMode::Direct => 60_000 / depth.max(1),
-        SyncMode::Osync | SyncMode::Dsync if write => 3_400_000,
+        SyncMode::Osync | SyncMode::Dsync if write => 2_000_000,
         _ => 1_500,
     };
     blocks.saturating_mul(per_block)
