@@ -201,6 +201,71 @@ pub fn counter_delta(before: u64, after: u64, max_uj: Option<u64>) -> Option<u64
     max_uj.map(|max| max - before + after + 1)
 }
 
+/// One source's reading at an instant, taken at the edges of a timed
+/// interval or a workload window.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub values: Vec<Option<u64>>,
+}
+
+/// Reads every source once; a source that fails now is `None` (its window
+/// gets no figure).
+pub fn snapshot(sources: &[Source], read: ReadFile) -> Snapshot {
+    Snapshot {
+        values: sources.iter().map(|s| read_source(s, read).ok()).collect(),
+    }
+}
+
+/// What one source says about one window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowEnergy {
+    pub coverage: Coverage,
+    pub joules: f64,
+    pub watts: f64,
+    /// Joules per operation, only where the counter advanced by at least
+    /// `MIN_STEPS_PER_FIGURE` of its resolution (quantisation under 0.1 %).
+    pub joules_per_op: Option<f64>,
+}
+
+/// A per-operation figure needs this many counter steps in the window.
+pub const MIN_STEPS_PER_FIGURE: u64 = 1_000;
+
+/// The energy each source saw between two snapshots `seconds` apart, over
+/// `ops` operations. A power sensor gives the mean of its two readings
+/// times the window (two points: a figure for long windows, not short ones).
+pub fn window(
+    sources: &[Source],
+    before: &Snapshot,
+    after: &Snapshot,
+    seconds: f64,
+    ops: u64,
+) -> Vec<WindowEnergy> {
+    let mut out = Vec::new();
+    if seconds <= 0.0 {
+        return out;
+    }
+    for (i, source) in sources.iter().enumerate() {
+        let (Some(b), Some(a)) = (before.values[i], after.values[i]) else {
+            continue;
+        };
+        let (joules, steps) = match source.kind {
+            Kind::Counter { max_uj } => match counter_delta(b, a, max_uj) {
+                Some(uj) => (uj as f64 / 1e6, uj / source.resolution.max(1)),
+                None => continue,
+            },
+            Kind::PowerMicrowatts => ((a as f64 + b as f64) / 2.0 / 1e6 * seconds, 0),
+        };
+        let resolvable = steps >= MIN_STEPS_PER_FIGURE && ops > 0;
+        out.push(WindowEnergy {
+            coverage: source.coverage.clone(),
+            joules,
+            watts: joules / seconds,
+            joules_per_op: resolvable.then(|| joules / ops as f64),
+        });
+    }
+    out
+}
+
 /// The BMC's instantaneous whole-node power through `ipmitool dcmi power
 /// reading`, looked up on `path` (the PATH to search; tests point it at a
 /// fake). `Ok(None)` when ipmitool is absent; an error when it runs and

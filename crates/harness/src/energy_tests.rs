@@ -167,3 +167,76 @@ fn without_ipmitool_there_is_no_bmc_reading() {
     std::fs::remove_dir_all(&empty).unwrap();
     assert_eq!(result.unwrap(), None);
 }
+
+fn package(max_uj: Option<u64>) -> Source {
+    Source {
+        path: PathBuf::from("/nonexistent"),
+        coverage: Coverage::Package,
+        kind: Kind::Counter { max_uj },
+        resolution: 1,
+    }
+}
+
+#[test]
+fn a_window_gives_joules_watts_and_joules_per_op_across_a_wrap() {
+    let max = 262_143_328_850;
+    let sources = [package(Some(max))];
+    let before = Snapshot {
+        values: vec![Some(max - 999_999)],
+    };
+    let after = Snapshot {
+        values: vec![Some(2_000_000)],
+    };
+    let got = window(&sources, &before, &after, 0.5, 3_000_000);
+    assert_eq!(got.len(), 1);
+    assert!((got[0].joules - 3.0).abs() < 1e-9, "{got:?}");
+    assert!((got[0].watts - 6.0).abs() < 1e-9, "{got:?}");
+    assert!(
+        (got[0].joules_per_op.unwrap() - 1e-6).abs() < 1e-15,
+        "{got:?}"
+    );
+}
+
+#[test]
+fn too_few_counter_steps_give_no_per_op_figure_and_a_lost_reading_no_figure() {
+    let sources = [package(None), package(None)];
+    let before = Snapshot {
+        values: vec![Some(1_000), None],
+    };
+    let after = Snapshot {
+        values: vec![Some(1_500), Some(9_000)],
+    };
+    let got = window(&sources, &before, &after, 0.001, 10);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].joules_per_op, None);
+}
+
+#[test]
+fn a_power_sensor_gives_the_mean_of_its_edges_over_the_window() {
+    let sources = [Source {
+        path: PathBuf::from("/nonexistent"),
+        coverage: Coverage::Node,
+        kind: Kind::PowerMicrowatts,
+        resolution: 1,
+    }];
+    let before = Snapshot {
+        values: vec![Some(180_000_000)],
+    };
+    let after = Snapshot {
+        values: vec![Some(220_000_000)],
+    };
+    let got = window(&sources, &before, &after, 10.0, 0);
+    assert!((got[0].watts - 200.0).abs() < 1e-9, "{got:?}");
+    assert!((got[0].joules - 2_000.0).abs() < 1e-9, "{got:?}");
+    assert_eq!(got[0].joules_per_op, None);
+}
+
+#[test]
+fn snapshots_of_the_recorded_tree_read_each_zone() {
+    let found = discover(&tree("rapl-full"), &read_to_string);
+    let shot = snapshot(&found.sources, &read_to_string);
+    assert_eq!(
+        shot.values,
+        [Some(262_143_328_000), Some(51_234_567), Some(9_876_543)]
+    );
+}
