@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod clock;
+pub mod energy;
 pub mod events;
 pub mod interval;
 pub mod measurement;
