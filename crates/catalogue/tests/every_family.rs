@@ -28,6 +28,11 @@ const SMALLER: &[(&str, &str, &str)] = &[
         "bw_mem/size:16k",
         "quick sizes reach 256 MB, 512 MB for the copies",
     ),
+    (
+        "bw_mix",
+        "bw_mix/rd/size:1m",
+        "a quick stream is 128 MB on every CPU",
+    ),
 ];
 
 /// Families whose run under three processes covers more than their first

@@ -26,7 +26,8 @@
 //! delay buys no more bandwidth, where the latency turns up; the peak of
 //! each mix's curve is that mix's peak bandwidth beside one chasing CPU.
 //!
-//! Mixes (accesses in a repeating pattern along the buffer; every access
+//! Mixes (`support::line_mix`: accesses in a repeating pattern along the
+//! buffer, the loops bw_mix's peak figures run too; every access
 //! moves one 64-byte line and counts 64 bytes, STREAM's convention: the
 //! read for ownership and the write-back an ordinary store causes are not
 //! counted): `rd` (reads), `rd3wr1`, `rd2wr1`, `rd1wr1` (that many line
@@ -47,6 +48,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::background_load::Running;
+use crate::support::line_mix::{pattern, spin, Access, Stream, LINE, MIXES};
 use crate::support::memory::{check_memory, Buf, Order, Pages};
 use crate::support::placement::pin_self;
 use crate::support::pointer_chase::{chain, chase, CHAIN_SEED, CHASE_LOADS};
@@ -57,10 +59,6 @@ pub const SUMMARY: &str =
     "memory latency of a random chase while the other CPUs stream memory at injected delays, against their bandwidth (Intel MLC's loaded latency)";
 /// What one operation of the throughput is: one line moved by a generator.
 pub const OPERATION: &str = "line";
-
-/// The unit a generator moves per access, and a cache line on current
-/// machines: the chase's chain elements are lines too.
-pub const LINE: usize = 64;
 
 /// The delay after each access of a generator, ns, at loads 2..=10 (load 1:
 /// idle). Halving steps from 2 µs (a generator then moves 32 MB/s, nothing
@@ -92,8 +90,8 @@ const QUICK_WINDOW_NS: u64 = 200_000_000;
 pub const MIX: Param = Param {
     name: "mix",
     help: "the generators' accesses: rd (reads), rd3wr1, rd2wr1, rd1wr1 (line reads per line written), ntwr (non-temporal writes, x86-64)",
-    kind: Kind::Choice(&["rd", "rd3wr1", "rd2wr1", "rd1wr1", "ntwr"]),
-    default: &["rd", "rd3wr1", "rd2wr1", "rd1wr1", "ntwr"],
+    kind: Kind::Choice(MIXES),
+    default: MIXES,
     quick: &["rd"],
     positional: false,
 };
@@ -111,29 +109,6 @@ pub const SIZE: Param = Param {
 };
 
 pub const PARAMS: &[Param] = &[MIX, SIZE];
-
-/// One access of a generator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Write,
-    /// A write that bypasses the caches (x86-64 `movnti`).
-    StreamWrite,
-}
-
-/// The repeating access pattern of a mix.
-pub fn pattern(mix: &str) -> Result<&'static [Access], String> {
-    use Access::*;
-    Ok(match mix {
-        "rd" => &[Read],
-        "rd3wr1" => &[Read, Read, Read, Write],
-        "rd2wr1" => &[Read, Read, Write],
-        "rd1wr1" => &[Read, Write],
-        "ntwr" if cfg!(target_arch = "x86_64") => &[StreamWrite],
-        "ntwr" => return Err("mix:ntwr needs x86-64 non-temporal stores".into()),
-        m => return Err(format!("unknown mix '{m}'")),
-    })
-}
 
 /// The delay after each access at injection level `load`: None at 1 (idle).
 pub fn delay_ns(load: u32) -> Option<u64> {
@@ -386,17 +361,6 @@ impl Client for Chaser {
     }
 }
 
-/// The delay loop: `spins` increments of a counter that goes through
-/// `black_box` each time, so the compiler can neither drop the loop nor
-/// fold it into one addition; it touches no memory beyond the stack.
-#[inline(always)]
-fn spin(spins: u64) {
-    let mut i = 0u64;
-    while i < spins {
-        i = std::hint::black_box(i) + 1;
-    }
-}
-
 /// Spins per ns of `spin` on this CPU: the fastest of five runs of 200 000
 /// spins (about 0.1-1 ms each; interference only slows a run). The delays
 /// are given in ns so that levels mean the same on machines whose loop
@@ -415,70 +379,23 @@ fn spins_per_ns() -> f64 {
     SPINS as f64 / best as f64
 }
 
-/// Read one line: its eight words summed in a tree (one addition on the
-/// path to the running sum per line, so the sum is no bottleneck), the
-/// result folded into the generator's sink, which is black-boxed after
-/// every chunk: the loads cannot be removed.
-///
-/// # Safety
-/// `p` points to a 64-byte line of the generator's buffer.
-#[inline(always)]
-unsafe fn read_line(p: *const u64) -> u64 {
-    let w = |i| p.add(i).read();
-    (w(0).wrapping_add(w(1)))
-        .wrapping_add(w(2).wrapping_add(w(3)))
-        .wrapping_add((w(4).wrapping_add(w(5))).wrapping_add(w(6).wrapping_add(w(7))))
-}
-
-/// Write one whole line with ordinary (cached) stores, volatile so none is
-/// dropped as a store nobody reads.
-///
-/// # Safety
-/// As `read_line`.
-#[inline(always)]
-unsafe fn write_line(p: *mut u64, v: u64) {
-    for i in 0..8 {
-        p.add(i).write_volatile(v);
-    }
-}
-
-/// Write one whole line with non-temporal stores (`movnti`): they go to
-/// memory through the write-combining buffers without reading the line
-/// first or filling the caches. The generator fences them (`sfence`) at
-/// the end of each chunk, before counting it.
-///
-/// # Safety
-/// As `read_line`.
-#[inline(always)]
-unsafe fn stream_line(p: *mut u64, v: u64) {
-    #[cfg(target_arch = "x86_64")]
-    for i in 0..8 {
-        std::arch::x86_64::_mm_stream_si64(p.add(i) as *mut i64, v as i64);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    write_line(p, v); // refused by `pattern` before anything runs
-}
-
 /// A generator, in its own pinned process: map and touch its buffer,
 /// calibrate its delay, say it is ready, then forever: a chunk of 64
 /// accesses to consecutive lines in the mix's pattern, each followed by the
-/// delay, then publish the lines moved. Lines are visited in address
-/// order, wrapping round the buffer: a stream the prefetchers recognise, as
-/// STREAM's and bw_mem's are, so at no delay a generator draws what a core
-/// can draw, and the bandwidth end compares with theirs. It reads the
+/// delay, then publish the lines moved. The accesses are
+/// `support::line_mix`'s stream (bw_mix's too: its figures are the
+/// bandwidth end of these curves with every CPU streaming). It reads the
 /// delay once a chunk; PAUSED holds it idle (1 ms sleeps). Exit codes: 3,
 /// the buffer could not be mapped.
-fn generate(control: &Control, me: usize, pattern: &[Access], size: usize) -> i32 {
+fn generate(control: &Control, me: usize, pattern: &'static [Access], size: usize) -> i32 {
     let Ok(buf) = Buf::new(size, Pages::Default) else {
         return 3;
     };
-    let lines = (size / LINE) as u64;
     let per_ns = spins_per_ns();
     control.ready(me).store(1, Ordering::Release);
-    let base = buf.ptr() as *mut u64;
-    let (mut line, mut k, mut moved, mut sink) = (0u64, 0usize, 0u64, 0u64);
-    let mut last_delay = PAUSED;
-    let mut spins = 0u64;
+    // SAFETY: the buffer is the generator's own, page-aligned, for its life.
+    let mut stream = unsafe { Stream::new(buf.ptr(), size, pattern) };
+    let (mut moved, mut last_delay, mut spins) = (0u64, PAUSED, 0u64);
     loop {
         let delay = control.delay().load(Ordering::Acquire);
         if delay == PAUSED {
@@ -489,25 +406,7 @@ fn generate(control: &Control, me: usize, pattern: &[Access], size: usize) -> i3
             spins = (delay as f64 * per_ns).round() as u64;
             last_delay = delay;
         }
-        for _ in 0..CHUNK_LINES {
-            // SAFETY: line < lines, so the line lies inside the buffer.
-            let p = unsafe { base.add((line as usize) * (LINE / 8)) };
-            match pattern[k] {
-                // SAFETY: as above, for all three.
-                Access::Read => sink = sink.wrapping_add(unsafe { read_line(p) }),
-                Access::Write => unsafe { write_line(p, sink | 1) },
-                Access::StreamWrite => unsafe { stream_line(p, sink | 1) },
-            }
-            k = if k + 1 == pattern.len() { 0 } else { k + 1 };
-            line = if line + 1 == lines { 0 } else { line + 1 };
-            spin(spins);
-        }
-        #[cfg(target_arch = "x86_64")]
-        if pattern[0] == Access::StreamWrite {
-            // SAFETY: a fence; orders the chunk's streaming stores.
-            unsafe { std::arch::x86_64::_mm_sfence() };
-        }
-        sink = std::hint::black_box(sink);
+        stream.run(CHUNK_LINES, spins);
         moved += CHUNK_LINES;
         control.lines(me).store(moved, Ordering::Relaxed);
     }

@@ -62,6 +62,7 @@ pub mod tlb;
 pub mod par_mem;
 pub mod lat_dram_page;
 pub mod bw_mem;
+pub mod bw_mix;
 pub mod stream;
 pub mod mhz;
 pub mod lat_ops;

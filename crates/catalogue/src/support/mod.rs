@@ -19,6 +19,7 @@ pub mod http;
 pub mod io;
 pub mod hot_potato;
 pub mod launch;
+pub mod line_mix;
 pub mod memory;
 pub mod multiplex;
 pub mod one_way;

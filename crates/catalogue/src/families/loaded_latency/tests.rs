@@ -38,19 +38,9 @@ fn levels_run_from_idle_to_no_delay() {
 }
 
 #[test]
-fn mixes_are_patterns_of_reads_and_writes() {
-    use Access::*;
-    assert_eq!(pattern("rd").unwrap(), &[Read]);
-    assert_eq!(pattern("rd3wr1").unwrap(), &[Read, Read, Read, Write]);
-    assert_eq!(pattern("rd2wr1").unwrap(), &[Read, Read, Write]);
-    assert_eq!(pattern("rd1wr1").unwrap(), &[Read, Write]);
-    if cfg!(target_arch = "x86_64") {
-        assert_eq!(pattern("ntwr").unwrap(), &[StreamWrite]);
-    } else {
-        assert!(pattern("ntwr").unwrap_err().contains("x86-64"));
-    }
-    assert!(pattern("wr").unwrap_err().contains("unknown mix"));
+fn mixes_are_line_mix_patterns() {
     assert!(MIX.parse("rd4wr1").is_err());
+    assert_eq!(MIX.default, MIXES);
 }
 
 #[test]
@@ -63,30 +53,6 @@ fn the_delay_loop_is_calibrated_and_not_removed() {
         per_ns < 1000.0,
         "{per_ns} spins per ns: the loop was removed"
     );
-}
-
-/// The line kernels move what they say: a read sums the line's words, a
-/// write (cached or streaming) fills all eight.
-#[test]
-fn line_kernels_read_and_write_whole_lines() {
-    let mut b = Buf::new(4096, Pages::Default).unwrap();
-    let w = b.words();
-    for (i, x) in w.iter_mut().enumerate() {
-        *x = i as u64;
-    }
-    let p = w.as_mut_ptr();
-    // SAFETY: lines inside the 4 KiB buffer.
-    unsafe {
-        assert_eq!(read_line(p.add(8)), (8..16).sum::<u64>());
-        write_line(p.add(16), 7);
-        stream_line(p.add(24), 9);
-        #[cfg(target_arch = "x86_64")]
-        std::arch::x86_64::_mm_sfence();
-    }
-    let w = b.words();
-    assert!(w[16..24].iter().all(|&x| x == 7) && w[24..32].iter().all(|&x| x == 9));
-    assert_eq!(w[15], 15);
-    assert_eq!(w[32], 32);
 }
 
 /// At the idle level nothing moves; with no delay the generators move

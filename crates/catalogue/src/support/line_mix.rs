@@ -1,0 +1,364 @@
+//! Streams of 64-byte lines in a read/write mix: the loops of loaded_latency's
+//! generators and of bw_mix's streams, one code so that the peak of one is
+//! the bandwidth end of the other.
+//!
+//! Every access moves one whole line and counts 64 bytes (STREAM's
+//! convention: the read for ownership and the write-back an ordinary store
+//! causes are not counted). Lines are visited in address order, wrapping
+//! round the buffer: a stream the prefetchers recognise, as STREAM's and
+//! bw_mem's are, so with no delay one stream draws what a core can draw.
+//!
+//! What the compiler must not remove: the reads' sum goes to a sink that is
+//! black-boxed after every run of accesses, the ordinary stores are
+//! volatile, the non-temporal stores are intrinsics (never elided) fenced
+//! at the end of each run, and the delay loop goes through `black_box` on
+//! every spin. Reads use 256-bit loads where the CPU has AVX2 (detected at
+//! run time; two loads a line, summed into a vector accumulator): with
+//! 64-bit loads (eight a line, summed in a tree) one stream drew 24 % less
+//! than bw_mem's AVX2 `rd` at one process (docs/validation.md), so the
+//! bandwidth end would have been the loop's, not the memory's. Elsewhere
+//! the 64-bit loop.
+
+/// The unit a stream moves per access, and a cache line on current
+/// machines.
+pub const LINE: usize = 64;
+
+/// One access of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    /// A write that bypasses the caches (x86-64 `movnti`).
+    StreamWrite,
+}
+
+/// The mixes, by name: `rd` (reads), `rd3wr1`, `rd2wr1`, `rd1wr1` (that
+/// many line reads for each line written with ordinary stores), `ntwr`
+/// (every line written with non-temporal stores; x86-64).
+pub const MIXES: &[&str] = &["rd", "rd3wr1", "rd2wr1", "rd1wr1", "ntwr"];
+
+/// The repeating access pattern of a mix.
+pub fn pattern(mix: &str) -> Result<&'static [Access], String> {
+    use Access::*;
+    Ok(match mix {
+        "rd" => &[Read],
+        "rd3wr1" => &[Read, Read, Read, Write],
+        "rd2wr1" => &[Read, Read, Write],
+        "rd1wr1" => &[Read, Write],
+        "ntwr" if cfg!(target_arch = "x86_64") => &[StreamWrite],
+        "ntwr" => return Err("mix:ntwr needs x86-64 non-temporal stores".into()),
+        m => return Err(format!("unknown mix '{m}'")),
+    })
+}
+
+/// The delay loop: `spins` increments of a counter that goes through
+/// `black_box` each time, so the compiler can neither drop the loop nor
+/// fold it into one addition; it touches no memory beyond the stack.
+#[inline(always)]
+pub fn spin(spins: u64) {
+    let mut i = 0u64;
+    while i < spins {
+        i = std::hint::black_box(i) + 1;
+    }
+}
+
+/// Read one line: its eight words summed in a tree (one addition on the
+/// path to the running sum per line, so the sum is no bottleneck).
+///
+/// # Safety
+/// `p` points to a 64-byte line of the stream's buffer.
+#[inline(always)]
+pub unsafe fn read_line(p: *const u64) -> u64 {
+    let w = |i| p.add(i).read();
+    (w(0).wrapping_add(w(1)))
+        .wrapping_add(w(2).wrapping_add(w(3)))
+        .wrapping_add((w(4).wrapping_add(w(5))).wrapping_add(w(6).wrapping_add(w(7))))
+}
+
+/// Write one whole line with ordinary (cached) stores, volatile so none is
+/// dropped as a store nobody reads.
+///
+/// # Safety
+/// As `read_line`.
+#[inline(always)]
+pub unsafe fn write_line(p: *mut u64, v: u64) {
+    for i in 0..8 {
+        p.add(i).write_volatile(v);
+    }
+}
+
+/// Write one whole line with non-temporal stores (`movnti`): they go to
+/// memory through the write-combining buffers without reading the line
+/// first or filling the caches. `Stream::run` fences them (`sfence`) at
+/// the end of each run of accesses.
+///
+/// # Safety
+/// As `read_line`.
+#[inline(always)]
+pub unsafe fn stream_line(p: *mut u64, v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    for i in 0..8 {
+        std::arch::x86_64::_mm_stream_si64(p.add(i) as *mut i64, v as i64);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    write_line(p, v); // refused by `pattern` before anything runs
+}
+
+/// A stream's position in its buffer and in its mix's pattern.
+pub struct Stream {
+    base: *mut u64,
+    lines: u64,
+    pattern: &'static [Access],
+    line: u64,
+    k: usize,
+    sink: u64,
+    avx2: bool,
+}
+
+// SAFETY: a stream is the only user of its buffer's lines.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// A stream over the `len` bytes at `base` (whole lines, at least one).
+    ///
+    /// # Safety
+    /// `base` is 64-byte aligned and `len` bytes from it are the stream's
+    /// alone for as long as it runs.
+    pub unsafe fn new(base: *mut u8, len: usize, pattern: &'static [Access]) -> Stream {
+        assert!(len >= LINE && !pattern.is_empty());
+        Stream {
+            base: base as *mut u64,
+            lines: (len / LINE) as u64,
+            pattern,
+            line: 0,
+            k: 0,
+            sink: 0,
+            avx2: have_avx2(),
+        }
+    }
+
+    /// `accesses` accesses to consecutive lines in the mix's pattern, each
+    /// followed by `spins` of the delay loop; then the non-temporal stores
+    /// fenced and the sink black-boxed.
+    pub fn run(&mut self, accesses: u64, spins: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: the CPU has AVX2 (checked when the stream was made).
+            return unsafe { self.run_avx2(accesses, spins) };
+        }
+        self.run_words(accesses, spins)
+    }
+
+    /// `run` with 64-bit loads.
+    #[inline(never)]
+    fn run_words(&mut self, accesses: u64, spins: u64) {
+        let (base, lines, pattern) = (self.base, self.lines, self.pattern);
+        let (mut line, mut k, mut sink) = (self.line, self.k, self.sink);
+        for _ in 0..accesses {
+            // SAFETY: line < lines, so the line lies inside the buffer.
+            let p = unsafe { base.add((line as usize) * (LINE / 8)) };
+            match pattern[k] {
+                // SAFETY: as above, for all three.
+                Access::Read => sink = sink.wrapping_add(unsafe { read_line(p) }),
+                Access::Write => unsafe { write_line(p, sink | 1) },
+                Access::StreamWrite => unsafe { stream_line(p, sink | 1) },
+            }
+            k = if k + 1 == pattern.len() { 0 } else { k + 1 };
+            line = if line + 1 == lines { 0 } else { line + 1 };
+            if spins > 0 {
+                spin(spins);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if pattern.contains(&Access::StreamWrite) {
+            // SAFETY: a fence; orders the run's streaming stores.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
+        self.sink = std::hint::black_box(sink);
+        (self.line, self.k) = (line, k);
+    }
+
+    /// `run` with 256-bit loads: a line is two loads added into a vector
+    /// accumulator, folded into the sink (the same sum as `run_words`'s) at
+    /// the end of the run.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline(never)]
+    unsafe fn run_avx2(&mut self, accesses: u64, spins: u64) {
+        use std::arch::x86_64::*;
+        let (base, lines, pattern) = (self.base, self.lines, self.pattern);
+        let (mut line, mut k, sink) = (self.line, self.k, self.sink);
+        let mut acc = _mm256_setzero_si256();
+        if spins == 0 && pattern == [Access::Read] {
+            // Reads at no delay (bw_mix/rd, loaded_latency's last level):
+            // straight runs of lines up to the wrap, with nothing else in
+            // the loop, which the compiler unrolls: with the per-access
+            // pattern and delay checks one stream drew a fifth less than
+            // bw_mem's `rd`.
+            let (mut left, mut other) = (accesses, _mm256_setzero_si256());
+            while left > 0 {
+                let n = left.min(lines - line);
+                // SAFETY: lines line..line + n lie inside the buffer.
+                let mut v = unsafe { base.add((line as usize) * (LINE / 8)) } as *const __m256i;
+                for _ in 0..n {
+                    // SAFETY: as above.
+                    unsafe {
+                        acc = _mm256_add_epi64(acc, _mm256_load_si256(v));
+                        other = _mm256_add_epi64(other, _mm256_load_si256(v.add(1)));
+                        v = v.add(2);
+                    }
+                }
+                line = if line + n == lines { 0 } else { line + n };
+                left -= n;
+            }
+            acc = _mm256_add_epi64(acc, other);
+        }
+        let accesses = if spins == 0 && pattern == [Access::Read] {
+            0
+        } else {
+            accesses
+        };
+        for _ in 0..accesses {
+            // SAFETY: line < lines, so the line lies inside the buffer,
+            // 64-byte aligned (the buffer is page-aligned).
+            let p = unsafe { base.add((line as usize) * (LINE / 8)) };
+            match pattern[k] {
+                Access::Read => unsafe {
+                    let v = p as *const __m256i;
+                    let two = _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v.add(1)));
+                    acc = _mm256_add_epi64(acc, two);
+                },
+                // SAFETY: as above, for both.
+                Access::Write => unsafe { write_line(p, sink | 1) },
+                Access::StreamWrite => unsafe { stream_line(p, sink | 1) },
+            }
+            k = if k + 1 == pattern.len() { 0 } else { k + 1 };
+            line = if line + 1 == lines { 0 } else { line + 1 };
+            if spins > 0 {
+                spin(spins);
+            }
+        }
+        if pattern.contains(&Access::StreamWrite) {
+            _mm_sfence();
+        }
+        let mut lanes = [0u64; 4];
+        // SAFETY: four u64s are one 256-bit store's room.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, acc) };
+        let sum = lanes.iter().fold(sink, |a, &l| a.wrapping_add(l));
+        self.sink = std::hint::black_box(sum);
+        (self.line, self.k) = (line, k);
+    }
+
+    /// The line the next access moves (tests).
+    pub fn position(&self) -> u64 {
+        self.line
+    }
+}
+
+/// Whether the 256-bit read loop can run here.
+fn have_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::memory::{Buf, Pages};
+
+    #[test]
+    fn mixes_are_patterns_of_reads_and_writes() {
+        use Access::*;
+        assert_eq!(pattern("rd").unwrap(), &[Read]);
+        assert_eq!(pattern("rd3wr1").unwrap(), &[Read, Read, Read, Write]);
+        assert_eq!(pattern("rd2wr1").unwrap(), &[Read, Read, Write]);
+        assert_eq!(pattern("rd1wr1").unwrap(), &[Read, Write]);
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(pattern("ntwr").unwrap(), &[StreamWrite]);
+        } else {
+            assert!(pattern("ntwr").unwrap_err().contains("x86-64"));
+        }
+        assert!(pattern("wr").unwrap_err().contains("unknown mix"));
+        for m in MIXES {
+            assert!(pattern(m).is_ok() || *m == "ntwr");
+        }
+    }
+
+    /// The line kernels move what they say: a read sums the line's words, a
+    /// write (cached or streaming) fills all eight.
+    #[test]
+    fn line_kernels_read_and_write_whole_lines() {
+        let mut b = Buf::new(4096, Pages::Default).unwrap();
+        let w = b.words();
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = i as u64;
+        }
+        let p = w.as_mut_ptr();
+        // SAFETY: lines inside the 4 KiB buffer.
+        unsafe {
+            assert_eq!(read_line(p.add(8)), (8..16).sum::<u64>());
+            write_line(p.add(16), 7);
+            stream_line(p.add(24), 9);
+            #[cfg(target_arch = "x86_64")]
+            std::arch::x86_64::_mm_sfence();
+        }
+        let w = b.words();
+        assert!(w[16..24].iter().all(|&x| x == 7) && w[24..32].iter().all(|&x| x == 9));
+        assert_eq!(w[15], 15);
+        assert_eq!(w[32], 32);
+    }
+
+    /// A 1:1 stream writes every second line, wraps round its buffer, and
+    /// writes nothing beyond it.
+    #[test]
+    fn a_stream_walks_its_pattern_and_wraps() {
+        let mut b = Buf::new(8192, Pages::Default).unwrap();
+        b.words().fill(0);
+        // SAFETY: the first 4 KiB of the buffer are the stream's.
+        let mut s = unsafe { Stream::new(b.ptr(), 4096, pattern("rd1wr1").unwrap()) };
+        s.run(64 + 3, 0);
+        assert_eq!(s.position(), 3);
+        let w = b.words();
+        for line in 0..64 {
+            let written = w[line * 8..line * 8 + 8].iter().all(|&x| x != 0);
+            assert_eq!(written, line % 2 == 1, "line {line}");
+        }
+        assert!(w[512..].iter().all(|&x| x == 0), "wrote past the stream");
+    }
+
+    /// Both read loops read every word of every line: their sums are the
+    /// buffer's sum, once per pass.
+    #[test]
+    fn both_read_loops_sum_every_word() {
+        let mut b = Buf::new(4096, Pages::Default).unwrap();
+        for (i, x) in b.words().iter_mut().enumerate() {
+            *x = i as u64 * 3 + 1;
+        }
+        let want: u64 = b.words().iter().sum::<u64>() * 2;
+        for wide in [false, true] {
+            if wide && !have_avx2() {
+                continue;
+            }
+            // SAFETY: the buffer is this stream's.
+            let mut s = unsafe { Stream::new(b.ptr(), 4096, pattern("rd").unwrap()) };
+            s.avx2 = wide;
+            s.run(64, 0);
+            s.run(64, 0);
+            assert_eq!(s.sink, want, "avx2: {wide}");
+            // Across the wrap, and with a delay (the general loop).
+            s.run(32, 0);
+            s.run(96, 1);
+            assert_eq!(s.sink, 2 * want, "avx2: {wide}, wrapping");
+            assert_eq!(s.position(), 0);
+        }
+    }
+}
