@@ -279,3 +279,32 @@ fn a_label_longer_than_import_takes_is_refused_before_anything_runs() {
     }
     assert!(!s.db().exists());
 }
+
+/// `runs` says what each run measured: counts and names in brief, the
+/// workload's curve included (a tcp_rr run is not "measurements 0").
+#[test]
+fn runs_names_what_a_run_measured() {
+    let s = Sandbox::new();
+    let o = import_file(&s, "one.json", &document("00000000000000ab", "mixed"));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = s.run(&["runs"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let shown = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        shown.contains("16 measurements, 1 curve: dhrystone, lat_ctx, lat_dram_page +4 more"),
+        "{shown}"
+    );
+    let listed: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
+    assert_eq!(
+        listed[0]["measured"],
+        serde_json::json!([
+            "dhrystone",
+            "lat_ctx",
+            "lat_dram_page",
+            "lat_syscall",
+            "line",
+            "mhz",
+            "tcp_rr"
+        ])
+    );
+}

@@ -35,8 +35,9 @@ pub enum Command {
     /// Run the default suite, or the named benchmarks and groups, and store the results.
     #[command(after_help = examples::RUN)]
     Run(RunArgs),
-    /// List stored runs (all, or those matching every filter given);
-    /// `runs delete` and `runs relabel` change them.
+    /// List stored runs (all, or those matching every filter given), each
+    /// with what it measured (measurements, load curves, the families and
+    /// workloads by name); `runs delete` and `runs relabel` change them.
     #[command(after_help = examples::RUNS)]
     Runs(RunsArgs),
     /// Show one stored run (an id or unique prefix, a label, `last` or `last~N`).

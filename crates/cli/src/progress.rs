@@ -44,6 +44,10 @@ pub struct Progress {
     /// ends (`TOUCHSTONE_STEP_TIMES=1`): what `run --dry-run`'s estimates
     /// are checked against, case by case (docs/validation.md).
     step_times: bool,
+    /// The clock and the log (stderr) without a terminal; tests pass their
+    /// own, so the log's pace is checked without sleeping.
+    now: Box<dyn Fn() -> Instant + Send>,
+    log: Box<dyn Fn(&str) + Send>,
 }
 
 impl Progress {
@@ -58,17 +62,34 @@ impl Progress {
     }
 
     fn with_bar(bar: Option<ProgressBar>, total: usize) -> Progress {
+        Progress::with_clock(
+            bar,
+            total,
+            Box::new(Instant::now),
+            Box::new(crate::output::eprint_line),
+        )
+    }
+
+    fn with_clock(
+        bar: Option<ProgressBar>,
+        total: usize,
+        now: Box<dyn Fn() -> Instant + Send>,
+        log: Box<dyn Fn(&str) + Send>,
+    ) -> Progress {
+        let start = now();
         Progress {
             bar,
             total,
             index: 0,
             costs: vec![1; total],
             done: Cell::new(0),
-            started: Instant::now(),
-            last_line: Cell::new(Instant::now()),
+            started: start,
+            last_line: Cell::new(start),
             case: String::new(),
             step_started: Instant::now(),
             step_times: std::env::var_os("TOUCHSTONE_STEP_TIMES").is_some_and(|v| v == "1"),
+            now,
+            log,
         }
     }
 
@@ -77,7 +98,7 @@ impl Progress {
     fn time_left(&self) -> Duration {
         let total: u64 = self.costs.iter().sum();
         let done = self.done.get().min(total);
-        let elapsed = self.started.elapsed().as_secs_f64() * 1000.0;
+        let elapsed = self.elapsed().as_secs_f64() * 1000.0;
         let pace = if done > 0 && done * 20 >= total {
             (elapsed / done as f64).clamp(0.25, 4.0)
         } else {
@@ -130,6 +151,10 @@ impl Progress {
         }
     }
 
+    fn elapsed(&self) -> Duration {
+        (self.now)().saturating_duration_since(self.started)
+    }
+
     /// Whether progress goes to a terminal (a bar) or to a log (lines).
     pub fn is_terminal(&self) -> bool {
         self.bar.is_some()
@@ -143,11 +168,11 @@ impl Progress {
         self.case_fraction(1.0);
         match &self.bar {
             Some(b) => b.set_message(text.to_string()),
-            None if self.last_line.get().elapsed() >= LOG_EVERY => self.line(&format!(
+            None if (self.now)() - self.last_line.get() >= LOG_EVERY => self.line(&format!(
                 "[{}] {} done; {} elapsed",
                 self.standing(),
                 self.case,
-                clock(self.started.elapsed())
+                clock(self.elapsed())
             )),
             None => {}
         }
@@ -176,8 +201,8 @@ impl Progress {
         match &self.bar {
             Some(b) => b.println(text),
             None => {
-                self.last_line.set(Instant::now());
-                crate::output::eprint_line(text)
+                self.last_line.set((self.now)());
+                (self.log)(text)
             }
         }
     }
@@ -368,5 +393,54 @@ mod tests {
             drawn.contains("step-time stream/copy ×2 real_ms 0 estimated_ms 2000"),
             "{drawn}"
         );
+    }
+
+    /// Without a terminal, a long run of short cases logs a line about every
+    /// `LOG_EVERY`: never more often (a log that scrolls is as useless as
+    /// one that is silent), and never a longer silence while cases finish.
+    #[test]
+    fn the_log_speaks_about_every_ten_seconds() {
+        let t0 = Instant::now();
+        let clock = Arc::new(Mutex::new(t0));
+        let lines: Arc<Mutex<Vec<(Duration, String)>>> = Arc::default();
+        let now = {
+            let clock = clock.clone();
+            move || *clock.lock().unwrap()
+        };
+        let log = {
+            let (clock, lines) = (clock.clone(), lines.clone());
+            move |text: &str| {
+                let at = *clock.lock().unwrap() - t0;
+                lines.lock().unwrap().push((at, text.to_string()));
+            }
+        };
+        let cases = 300;
+        let mut p = Progress::with_clock(None, cases, Box::new(now), Box::new(log));
+        for i in 0..cases {
+            p.start_case(&format!("lat_syscall/case:{i}"));
+            // Cases of 0.7 s, 1.3 s and 0.4 s in turn: 240 s in all.
+            *clock.lock().unwrap() += Duration::from_millis([700, 1300, 400][i % 3]);
+            p.case_done("figure");
+        }
+        let lines = lines.lock().unwrap();
+        let times: Vec<Duration> = lines.iter().map(|l| l.0).collect();
+        assert!(times.len() >= 20 && times.len() <= 24, "{times:?}");
+        let mut last = Duration::ZERO;
+        for (at, text) in lines.iter() {
+            let gap = *at - last;
+            assert!(
+                gap >= LOG_EVERY && gap < LOG_EVERY + Duration::from_secs(2),
+                "{times:?}"
+            );
+            assert!(
+                text.contains(" done; ") && text.contains(" elapsed"),
+                "{text}"
+            );
+            assert!(
+                !text.contains("figure"),
+                "the log carries no figures: {text}"
+            );
+            last = *at;
+        }
     }
 }

@@ -328,14 +328,7 @@ pub fn run_header(run: &Run) -> String {
 
 /// `touchstone runs`.
 pub fn runs(rows: &[RunRow]) -> String {
-    let mut t = table(&[
-        "id",
-        "label",
-        "host",
-        "started (UTC)",
-        "status",
-        "measurements",
-    ]);
+    let mut t = table(&["id", "label", "host", "started (UTC)", "status", "measured"]);
     for r in rows {
         t.add_row(vec![
             cell(&r.id),
@@ -343,10 +336,50 @@ pub fn runs(rows: &[RunRow]) -> String {
             cell(&r.hostname),
             cell(r.started_at.format("%Y-%m-%d %H:%M:%S")),
             cell(&r.status),
-            cell(r.measurements).set_alignment(CellAlignment::Right),
+            cell(what_measured(r)),
         ]);
     }
     format!("{t}\n")
+}
+
+/// What a run measured, in brief: how many measurements and load curves,
+/// and the first families and workloads by name ("1 curve: tcp_rr").
+fn what_measured(r: &RunRow) -> String {
+    let mut counts = Vec::new();
+    if r.measurements > 0 || r.curves == 0 {
+        counts.push(format!(
+            "{} measurement{}",
+            r.measurements,
+            plural(r.measurements)
+        ));
+    }
+    if r.curves > 0 {
+        counts.push(format!("{} curve{}", r.curves, plural(r.curves)));
+    }
+    const NAMED: usize = 3;
+    let mut names = r
+        .measured
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if r.measured.len() > NAMED {
+        names += &format!(" +{} more", r.measured.len() - NAMED);
+    }
+    if names.is_empty() {
+        counts.join(", ")
+    } else {
+        format!("{}: {names}", counts.join(", "))
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 /// The width a listing should fit: the terminal's, or 100 columns when
@@ -398,6 +431,47 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `runs` says what each run measured: a tcp_rr run is one curve of
+    /// tcp_rr, not "measurements 0"; many families are named in brief.
+    #[test]
+    fn runs_say_what_each_run_measured() {
+        use chrono::TimeZone;
+        let row = |id: &str, measurements: u64, curves: u64, measured: &[&str]| RunRow {
+            id: id.into(),
+            label: None,
+            hostname: "alpha".into(),
+            started_at: chrono::Utc
+                .with_ymd_and_hms(2026, 11, 26, 12, 0, 0)
+                .unwrap(),
+            status: "complete".into(),
+            measurements,
+            curves,
+            measured: measured.iter().map(|s| s.to_string()).collect(),
+        };
+        let rows = [
+            row("aaaa0001", 0, 1, &["tcp_rr"]),
+            row(
+                "aaaa0002",
+                12,
+                0,
+                &["bw_mem", "lat_mem_rd", "lat_syscall", "stream"],
+            ),
+            row("aaaa0003", 1, 1, &["lat_syscall", "tcp_rr"]),
+        ];
+        let shown: Vec<String> = rows.iter().map(what_measured).collect();
+        assert_eq!(shown[0], "1 curve: tcp_rr");
+        assert_eq!(
+            shown[1],
+            "12 measurements: bw_mem, lat_mem_rd, lat_syscall +1 more"
+        );
+        assert_eq!(shown[2], "1 measurement, 1 curve: lat_syscall, tcp_rr");
+        let table = runs(&rows);
+        assert!(
+            table.contains("measured") && table.contains("1 curve: tcp_rr"),
+            "{table}"
+        );
+    }
 
     /// Curves as the terminal shows them, in a layout that does not depend
     /// on the terminal's width.

@@ -55,6 +55,9 @@ pub struct RunRow {
     pub measurements: u64,
     /// Load curves of workloads.
     pub curves: u64,
+    /// What the run measured: its micro-benchmark families and workloads,
+    /// each named once, in name order.
+    pub measured: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

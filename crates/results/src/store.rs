@@ -456,6 +456,20 @@ const BRIEFS_TABLE: &str = "CREATE TABLE IF NOT EXISTS briefs (
 
 /// What a reader makes of a run stored as `running`: still running, or
 /// crashed, and why.
+/// The families and workloads a run measured, from the store's two
+/// comma-joined lists, each once and in name order.
+fn names_of(families: Option<String>, workloads: Option<String>) -> Vec<String> {
+    let mut names: Vec<String> = [families, workloads]
+        .into_iter()
+        .flatten()
+        .flat_map(|list| list.split(',').map(String::from).collect::<Vec<_>>())
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 fn running_or_crashed(owner: Option<Owner>, hostname: &str) -> (RunStatus, Option<String>) {
     match owner {
         None => (
@@ -504,17 +518,23 @@ impl Store {
     /// All runs, oldest first. A `running` run whose owner is gone is listed
     /// as `crashed`.
     pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
-        let curves = if self.version >= 2 {
-            "(SELECT count(*) FROM curves c WHERE c.run_id = r.id)"
+        let (curves, workloads) = if self.version >= 2 {
+            (
+                "(SELECT count(*) FROM curves c WHERE c.run_id = r.id)",
+                "(SELECT group_concat(DISTINCT c.workload) FROM curves c WHERE c.run_id = r.id)",
+            )
         } else {
-            "0"
+            ("0", "NULL")
         };
         let mut st = self
             .conn
             .prepare(&format!(
                 "SELECT r.id, r.label, r.hostname, r.started_at, r.status,
                         (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
-                        {curves}, {}
+                        {curves}, {},
+                        (SELECT group_concat(DISTINCT substr(m.name, 1, instr(m.name || '/', '/') - 1))
+                         FROM measurements m WHERE m.run_id = r.id),
+                        {workloads}
                  FROM runs r ORDER BY r.seq",
                 self.owner_columns()
             ))
@@ -538,6 +558,7 @@ impl Store {
                     status,
                     measurements: r.get::<_, i64>(5)? as u64,
                     curves: r.get::<_, i64>(6)? as u64,
+                    measured: names_of(r.get(11)?, r.get(12)?),
                 })
             })
             .map_err(|e| self.err(e))?;

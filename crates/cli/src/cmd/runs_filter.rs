@@ -139,6 +139,7 @@ mod tests {
             status: "complete".into(),
             measurements: 1,
             curves: 0,
+            measured: vec!["lat_syscall".into()],
         }
     }
 

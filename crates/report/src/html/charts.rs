@@ -86,11 +86,7 @@ fn by_size(m: &Matrix, pick: impl Fn(usize) -> bool, y_name: &str, log_y: bool) 
                 &title,
                 XAxis::LogBytes,
                 "size (bytes, log scale)",
-                &format!(
-                    "{y_name} ({}{})",
-                    scale.label,
-                    if log_y { ", log scale" } else { "" }
-                ),
+                &format!("{y_name} ({})", scale.label),
                 scale.divisor,
                 log_y,
                 &series,
@@ -221,5 +217,36 @@ mod tests {
             "lat_mem_rd/stride:64"
         );
         assert_eq!(without_size("bw_mem/rd/size:4k"), "bw_mem/rd");
+    }
+
+    /// The y axis's label, rotated on the chart's left.
+    fn y_axis_label(svg: &str) -> &str {
+        let at = svg.find("rotate(-90)").unwrap();
+        let text = &svg[at..];
+        &text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()]
+    }
+
+    #[test]
+    fn the_staircase_says_log_scale_only_on_a_log_axis() {
+        use crate::testdata::{measurement, run_with};
+        let staircase = |ns: [f64; 3]| {
+            let ms = ["4k", "64k", "8m"]
+                .iter()
+                .zip(ns)
+                .map(|(size, v)| {
+                    let name = format!("lat_mem_rd/stride:64/size:{size}");
+                    measurement(&name, "memory", Unit::Ns, 1, v)
+                })
+                .collect();
+            let runs = [run_with("aaaa0001", "alpha", ms)];
+            let m = Matrix::build(&runs).unwrap();
+            let charts = staircase(&m);
+            assert_eq!(charts.len(), 1);
+            y_axis_label(&charts[0].svg).to_string()
+        };
+        // 1 to 90 ns: a log axis, and the label says so.
+        assert_eq!(staircase([1.0, 4.0, 90.0]), "load latency (ns, log scale)");
+        // 1.0 to 1.3 ns: a linear axis, which must not be called log.
+        assert_eq!(staircase([1.0, 1.1, 1.3]), "load latency (ns)");
     }
 }

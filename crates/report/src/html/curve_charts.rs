@@ -221,7 +221,7 @@ pub fn latency(curve: &Curve, a: &CurveAnalysis, title: &str) -> Chart {
             });
         }
     }
-    let y_label = format!("latency ({}, log scale)", scale.label);
+    let y_label = format!("latency ({})", scale.label);
     let svg = plot(&Plot {
         title,
         xaxis: load_axis(curve),

@@ -76,7 +76,7 @@ pub fn charts(m: &Matrix, order: &[usize]) -> Vec<(String, Chart)> {
                 title: &title,
                 xaxis: XAxis::Log2,
                 x_label: "percentile as 1/(1 − q): 10 = p90, 100 = p99, 1000 = p99.9 (log scale)",
-                y_label: "latency (µs, log scale)",
+                y_label: "latency (µs)",
                 y_div: 1000.0,
                 log_y: true,
                 layers,

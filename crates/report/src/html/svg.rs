@@ -291,8 +291,19 @@ fn axes(
         f.h - 6.0,
         escape(xl),
         (t + b) / 2.0,
-        escape(yl)
+        escape(&y_axis_label(yl, f.ylog))
     );
+}
+
+/// The y axis's label says whether the axis drawn is logarithmic: the
+/// charts ask for a log axis but get one only where the figures allow it,
+/// so only the drawn axis can say which it is.
+fn y_axis_label(label: &str, log: bool) -> String {
+    match (log, label.strip_suffix(')')) {
+        (false, _) => label.to_string(),
+        (true, Some(open)) => format!("{open}, log scale)"),
+        (true, None) => format!("{label} (log scale)"),
+    }
 }
 
 mod histogram;
