@@ -281,10 +281,15 @@ fn units_follow_the_names() {
 /// The tables above name real families, and the specs they give select.
 #[test]
 fn the_tables_name_real_families() {
-    for (family, spec, why) in SMALLER.iter().chain(IN_PARALLEL) {
-        assert!(touchstone_catalogue::family(family).is_some(), "{family}");
-        assert!(spec.starts_with(family) && !why.is_empty(), "{family}");
-        select(&[spec.to_string()], QUICK, 3).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    // SMALLER's specs are measured in one process (a family that places
+    // its own threads refuses more); IN_PARALLEL's in three.
+    let tables = [(SMALLER, 1), (IN_PARALLEL, 3)];
+    for (table, processes) in tables {
+        for (family, spec, why) in table {
+            assert!(touchstone_catalogue::family(family).is_some(), "{family}");
+            assert!(spec.starts_with(family) && !why.is_empty(), "{family}");
+            select(&[spec.to_string()], QUICK, processes).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        }
     }
     for (family, _, _) in UNIT_EXCEPTIONS {
         assert!(touchstone_catalogue::family(family).is_some(), "{family}");
