@@ -203,6 +203,34 @@ fn ctrl_c_finishes_the_run_as_interrupted_with_its_reason() {
     assert!(shown.contains("interrupted"), "{shown}");
 }
 
+/// With `--no-store`, Ctrl-C says nothing is stored (it once named a run
+/// "stored" that was not) and writes no store.
+#[test]
+fn ctrl_c_without_a_store_says_nothing_is_stored() {
+    let s = Sandbox::new();
+    let child = s
+        .cmd()
+        .args([
+            "run",
+            "spin/time:20ms",
+            "--repetitions",
+            "500",
+            "--no-store",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("nothing is stored (--no-store)"), "{err}");
+    assert!(!err.contains("are stored"), "{err}");
+    assert!(!s.db().exists(), "a store was written");
+}
+
 #[test]
 fn app_runs_end_the_same_ways() {
     // Interrupted while the program runs.

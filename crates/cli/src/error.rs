@@ -31,6 +31,9 @@ pub enum CliError {
     Degraded(usize),
     #[error("interrupted; the measurements finished before it are stored (run {0})")]
     Interrupted(String),
+    /// Interrupted with nothing stored (`--no-store`).
+    #[error("interrupted; nothing is stored (--no-store): the measurements finished before it are printed above")]
+    InterruptedUnstored,
     /// A fleet run stopped by Ctrl-C or SIGTERM.
     #[error(
         "interrupted; {0} of {1} hosts or pairs finished before it and are imported, \
@@ -47,7 +50,9 @@ impl CliError {
             | CliError::Harness(_)
             | CliError::Hosts(_)
             | CliError::FleetFailed(..) => 1,
-            CliError::Interrupted(_) | CliError::FleetInterrupted(..) => 130,
+            CliError::Interrupted(_)
+            | CliError::InterruptedUnstored
+            | CliError::FleetInterrupted(..) => 130,
             _ => 2,
         }
     }

@@ -753,7 +753,11 @@ impl Session {
             }
         }
         if status == RunStatus::Interrupted {
-            return Err(CliError::Interrupted(self.run.id.clone()));
+            return Err(if self.stores() {
+                CliError::Interrupted(self.run.id.clone())
+            } else {
+                CliError::InterruptedUnstored
+            });
         }
         if !self.failures.is_empty() {
             return Err(CliError::Failed(self.failures.len(), self.planned));
