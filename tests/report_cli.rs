@@ -466,6 +466,27 @@ fn headless(browser: &str, profile: &Path, extra: &[&str], page: &Path) -> Outpu
         .expect("chromium starts")
 }
 
+/// The DOM of `page` after its script ran in the headless browser (None,
+/// recorded as skipped, where there is none): the page logs nothing (any
+/// console line is an error or a warning) and its script finished.
+fn rendered(page: &Path, extra: &[&str]) -> Option<String> {
+    let browser = chromium()?;
+    let profile = tempfile::tempdir().unwrap();
+    let mut args = vec!["--dump-dom", "--enable-logging=stderr", "--v=0"];
+    args.extend_from_slice(extra);
+    let out = headless(&browser, profile.path(), &args, page);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        dom.contains("data-rendered=\"ok\""),
+        "the page's script did not finish:\n{}",
+        &dom[..dom.len().min(2000)]
+    );
+    Some(dom)
+}
+
 #[test]
 fn html_report_renders_in_a_headless_browser() {
     let dir = tempfile::tempdir().unwrap();
@@ -486,31 +507,9 @@ fn html_report_renders_in_a_headless_browser() {
             .collect();
         assert!(hits.is_empty(), "the page refers to {remote}");
     }
-    let Some(browser) = chromium() else {
+    let Some(dom) = rendered(&page, &["--window-size=1280,2400"]) else {
         return;
     };
-    let profile = tempfile::tempdir().unwrap();
-    let out = headless(
-        &browser,
-        profile.path(),
-        &[
-            "--dump-dom",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1280,2400",
-        ],
-        &page,
-    );
-    // The page logs nothing: any console line is an error or a warning.
-    let log = String::from_utf8_lossy(&out.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:#?}");
-    let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        dom.contains("data-rendered=\"ok\""),
-        "the page's script did not finish:\n{}",
-        &dom[..dom.len().min(2000)]
-    );
     // Readable labels: no chart's tick label is drawn smaller than 9 px
     // (histograms in a grid once shrank them to about 5 px); the runs
     // table's long warnings wrap instead of overflowing.
@@ -571,6 +570,8 @@ fn html_report_renders_in_a_headless_browser() {
         assert!(dom.contains(id), "no {id} in the page");
     }
     assert!(dom.contains("<polyline"), "no chart lines");
+    let browser = chromium().expect("the browser that rendered the page");
+    let profile = tempfile::tempdir().unwrap();
     let shot = dir.path().join("report.png");
     let arg = format!("--screenshot={}", shot.display());
     let out = headless(
@@ -737,24 +738,9 @@ fn history_page_marks_the_change_points_and_renders_in_a_headless_browser() {
         html.contains("change at run 9 (day08"),
         "the change in words"
     );
-    let Some(browser) = chromium() else {
+    let Some(dom) = rendered(&page, &[]) else {
         return;
     };
-    let profile = tempfile::tempdir().unwrap();
-    let out = headless(
-        &browser,
-        profile.path(),
-        &["--dump-dom", "--enable-logging=stderr", "--v=0"],
-        &page,
-    );
-    let log = String::from_utf8_lossy(&out.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:#?}");
-    let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        dom.contains("data-rendered=\"ok\""),
-        "the page's script did not finish"
-    );
     let at = dom.find("data-min-tick-px=\"").expect("ticks measured") + 18;
     let px: f64 = dom[at..at + dom[at..].find('"').unwrap()].parse().unwrap();
     assert!(px >= 9.0, "tick labels drawn at {px} px");
