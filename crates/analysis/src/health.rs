@@ -99,13 +99,10 @@ impl Judgement {
     }
 }
 
+/// The median of sorted figures (the 0.5 quantile: the mean of the middle
+/// two of an even count).
 fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
+    touchstone_results::stats::quantile_sorted(sorted, 0.5)
 }
 
 /// 1.4826·MAD of `figures` as a fraction of their median: the robust
