@@ -132,13 +132,69 @@ fn family_options_apply_only_where_a_family_honours_them() {
         "lat_syscall/null",
         "--dir",
         dir,
-        "--no-store",
         "-r",
         "3",
     ]);
     assert!(o.status.success(), "{}", text(&o));
+    // Said once as the run begins (the log), and kept with the run: its
+    // header with the tables names it, and so does `show` later.
     let note = format!("I/O: files in {dir} (");
-    assert_eq!(text(&o).matches(&note).count(), 1, "{}", text(&o));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(log.matches(&note).count(), 1, "{log}");
+    let shown = s.run(&["show", "last"]);
+    assert!(text(&shown).contains(&note), "{}", text(&shown));
+}
+
+/// An I/O figure is also given as IOPS (its bandwidth over the block
+/// size) with the blocks' latency percentiles, in the table, the CSV and
+/// the Markdown export; other figures leave those cells empty.
+#[test]
+fn io_figures_carry_iops_and_latency_percentiles_in_tables_and_csv() {
+    let s = Sandbox::new();
+    let o = s.run(&[
+        "run",
+        "io/read/size:256k/bs:8k",
+        "lat_syscall/null",
+        "-r",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    for head in ["IOPS", "p50 lat", "p99 lat"] {
+        assert!(table.contains(head), "{table}");
+    }
+    let csv = s.run(&["show", "last", "--format", "csv"]);
+    assert!(csv.status.success(), "{}", text(&csv));
+    let csv = String::from_utf8_lossy(&csv.stdout).to_string();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let (value, iops, p50, p99) = (
+        col("value"),
+        col("iops"),
+        col("lat_p50_us"),
+        col("lat_p99_us"),
+    );
+    let mut io_rows = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[col("benchmark")] == "io" {
+            io_rows += 1;
+            let mbps: f64 = f[value].parse().unwrap();
+            let ops: f64 = f[iops].parse().unwrap();
+            // The same figure in blocks of 8 KiB a second.
+            assert!((ops * 8192.0 / 1e6 - mbps).abs() <= 1e-6 * mbps, "{line}");
+            let (a, b): (f64, f64) = (f[p50].parse().unwrap(), f[p99].parse().unwrap());
+            assert!(a > 0.0 && a <= b, "{line}");
+        } else {
+            assert_eq!((f[iops], f[p50], f[p99]), ("", "", ""), "{line}");
+        }
+    }
+    assert!(io_rows >= 1, "{csv}");
+    let md = s.run(&["show", "last", "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout).to_string();
+    assert!(md.contains("| IOPS | p50 lat | p99 lat |"), "{md}");
+    assert!(md.contains("- I/O: files in"), "{md}");
 }
 
 #[test]

@@ -83,6 +83,7 @@ pub fn run(id: &str, host: &str, label: Option<&str>, day: i64) -> Run {
         status: RunStatus::Complete,
         reason: None,
         warnings: vec![],
+        notes: Vec::new(),
         measurements: vec![],
         curves: Vec::new(),
     }

@@ -512,6 +512,7 @@ mod tests {
             status: RunStatus::Complete,
             reason: None,
             warnings: vec![],
+            notes: Vec::new(),
             measurements: ms,
             curves: vec![],
         }

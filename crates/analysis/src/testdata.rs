@@ -48,6 +48,7 @@ pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
         status: RunStatus::Complete,
         reason: None,
         warnings: vec![],
+        notes: Vec::new(),
         measurements,
         curves: Vec::new(),
     }

@@ -67,6 +67,9 @@ pub struct Request {
     pub seed: Option<u64>,
     /// How workloads are swept, when the command sweeps any.
     pub workload: Option<WorkloadOptions>,
+    /// What the run says about where and how it measures before its first
+    /// case: printed and kept with the run (`Run::notes`).
+    pub notes: Vec<String>,
 }
 
 pub struct Session {
@@ -197,6 +200,7 @@ impl Session {
             status: RunStatus::Running,
             reason: None,
             warnings,
+            notes: req.notes,
             measurements: Vec::new(),
             curves: Vec::new(),
         };
@@ -224,6 +228,11 @@ impl Session {
     }
 
     /// A line for the user that stays (a skipped family, a derived figure).
+    /// What the run said before its first case (`Request::notes`).
+    pub fn notes(&self) -> &[String] {
+        &self.run.notes
+    }
+
     pub fn note(&self, text: &str) {
         self.progress.line(text);
     }

@@ -9,10 +9,11 @@ use touchstone_results::{Measurement, Run, Statistic};
 
 use crate::csv::field;
 use crate::model::Model;
-use crate::terminal::figure_cells;
+use crate::terminal::{figure_cells, io_cells, IO_HEADER};
 
 /// The CSV columns, one row per measurement.
-const CSV_COLUMNS: [&str; 21] = [
+/// I/O figures fill the last three (`Measurement::io_figures`).
+const CSV_COLUMNS: [&str; 24] = [
     "run",
     "host",
     "label",
@@ -34,6 +35,9 @@ const CSV_COLUMNS: [&str; 21] = [
     "q1",
     "q3",
     "warnings",
+    "iops",
+    "lat_p50_us",
+    "lat_p99_us",
 ];
 
 fn statistic(s: Statistic) -> &'static str {
@@ -72,6 +76,7 @@ pub fn csv(run: &Run) -> String {
     let mut out = CSV_COLUMNS.join(",") + "\n";
     for m in &run.measurements {
         let s = &m.summary;
+        let io = m.io_figures();
         let row = [
             run.id.clone(),
             run.host.hostname.clone(),
@@ -94,6 +99,9 @@ pub fn csv(run: &Run) -> String {
             num(s.q1),
             num(s.q3),
             warning_codes(m).join(";"),
+            num(io.and_then(|f| f.iops).unwrap_or(f64::NAN)),
+            num(io.and_then(|f| f.p50_us).unwrap_or(f64::NAN)),
+            num(io.and_then(|f| f.p99_us).unwrap_or(f64::NAN)),
         ];
         out += &row.iter().map(|f| field(f)).collect::<Vec<_>>().join(",");
         out.push('\n');
@@ -121,6 +129,9 @@ pub fn markdown(model: &Model) -> String {
     if let Some(l) = &run.label {
         out += &format!("- label: {}\n", cell(l));
     }
+    for n in &run.notes {
+        out += &format!("- {}\n", cell(n));
+    }
     out.push('\n');
     let mut order: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
     for m in &run.measurements {
@@ -133,15 +144,29 @@ pub fn markdown(model: &Model) -> String {
         if rows.is_empty() {
             continue;
         }
+        let io = rows.iter().any(|m| m.io_figures().is_some());
+        let (io_head, io_rule) = if io {
+            (
+                format!(" {} |", IO_HEADER.join(" | ")),
+                " ---: | ---: | ---: |",
+            )
+        } else {
+            (String::new(), "")
+        };
         out += &format!(
-            "## {}\n\n| benchmark | procs | figure | 95 % CI of median | ± | n | notes |\n\
-             | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
+            "## {}\n\n| benchmark | procs | figure | 95 % CI | ± | n |{io_head} notes |\n\
+             | --- | ---: | ---: | ---: | ---: | ---: |{io_rule} --- |\n",
             title(g)
         );
         for m in rows {
             let [fig, ci, rel] = figure_cells(m);
+            let io_cells = if io {
+                io_cells(m).map(|c| format!(" {} |", cell(&c))).concat()
+            } else {
+                String::new()
+            };
             out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} |{io_cells} {} |\n",
                 cell(&m.name),
                 m.parallel,
                 cell(&fig),
@@ -244,7 +269,8 @@ mod tests {
         assert!(lines[1].contains(m.unit.as_str()));
         // A field with a comma is quoted; parameters are key=value.
         assert!(lines[1].contains(",size=64k,"), "{}", lines[1]);
-        assert!(lines[1].ends_with(",ci-wide"), "{}", lines[1]);
+        // The I/O columns stay empty for a figure that is not one.
+        assert!(lines[1].ends_with(",ci-wide,,,"), "{}", lines[1]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use touchstone_analysis::curve_analysis::Analysed;
 use touchstone_results::groups::{title, GROUPS};
 use touchstone_results::units::Scale;
 use touchstone_results::warnings::{group, moves_headline};
-use touchstone_results::{Measurement, Run, RunRow, Statistic};
+use touchstone_results::{Measurement, Run, RunRow, Statistic, Unit};
 
 use crate::colour::{self, Stream};
 use crate::sanitize::cell;
@@ -65,6 +65,28 @@ pub fn figure_cells(m: &Measurement) -> [String; 3] {
     ]
 }
 
+/// The columns a group of block I/O figures adds (`io_cells`).
+pub const IO_HEADER: [&str; 3] = ["IOPS", "p50 lat", "p99 lat"];
+
+/// IOPS and the blocks' median and 99th-percentile latency of an I/O
+/// figure, readably scaled; empty cells for any other figure.
+pub fn io_cells(m: &Measurement) -> [String; 3] {
+    let Some(f) = m.io_figures() else {
+        return Default::default();
+    };
+    let ops = |x: Option<f64>| {
+        x.map_or(String::new(), |v| {
+            Scale::for_value(Unit::OpsPerSec, v).format_with_label(v)
+        })
+    };
+    let us = |x: Option<f64>| {
+        x.map_or(String::new(), |v| {
+            Scale::for_value(Unit::Ns, v * 1e3).format_with_label(v * 1e3)
+        })
+    };
+    [ops(f.iops), us(f.p50_us), us(f.p99_us)]
+}
+
 /// The widest the benchmark column is kept whole; a longer name is broken
 /// into lines after a `/`.
 const NAME_WIDTH: usize = 40;
@@ -104,7 +126,15 @@ pub fn measurements(ms: &[Measurement]) -> String {
         if rows.is_empty() {
             continue;
         }
-        let mut t = table(&["benchmark", "procs", "figure", "CI", "±", "n", "notes"]);
+        // A group of block I/O figures gets fio's columns too: IOPS and the
+        // blocks' latency percentiles.
+        let io = rows.iter().any(|m| m.io_figures().is_some());
+        let mut header = vec!["benchmark", "procs", "figure", "CI", "±", "n"];
+        if io {
+            header.extend(IO_HEADER);
+        }
+        header.push("notes");
+        let mut t = table(&header);
         let name_width = rows
             .iter()
             .map(|m| m.name.chars().count())
@@ -119,15 +149,23 @@ pub fn measurements(ms: &[Measurement]) -> String {
                 .filter(|w| moves_headline(w, m))
                 .map(|w| w.code.as_str())
                 .collect();
-            t.add_row(vec![
+            let mut row = vec![
                 cell(wrap_name(&m.name, name_width)),
                 cell(m.parallel).set_alignment(CellAlignment::Right),
                 cell(fig).set_alignment(CellAlignment::Right),
                 cell(ci).set_alignment(CellAlignment::Right),
                 cell(rel).set_alignment(CellAlignment::Right),
                 cell(m.summary.n).set_alignment(CellAlignment::Right),
-                cell(notes.join(", ")),
-            ]);
+            ];
+            if io {
+                row.extend(
+                    io_cells(m)
+                        .into_iter()
+                        .map(|c| cell(c).set_alignment(CellAlignment::Right)),
+                );
+            }
+            row.push(cell(notes.join(", ")));
+            t.add_row(row);
         }
         // The names keep their width; the other columns give way (a
         // name broken mid-token, `size:51` / `2`, reads as another case).
@@ -312,6 +350,9 @@ pub fn run_header(run: &Run) -> String {
             })
             .collect();
         lines.push(format!("  caches: {}", caches.join(", ")));
+    }
+    for note in &run.notes {
+        lines.push(format!("  {note}"));
     }
     let coloured = colour::enabled(Stream::Stdout);
     for w in &run.warnings {

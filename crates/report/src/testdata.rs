@@ -168,6 +168,7 @@ pub fn run(id: &str, host: &str, curves: Vec<Curve>) -> touchstone_results::Run 
         status: RunStatus::Complete,
         reason: None,
         warnings: vec![],
+        notes: Vec::new(),
         measurements: vec![],
         curves,
     }

@@ -36,6 +36,12 @@ pub struct Run {
     /// Conditions that could spoil every figure of the run (load, governor…).
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// What the run said about where and how it measured, as printed
+    /// before its first case ("I/O: files in /tmp (ext4 on /dev/vda)",
+    /// a skipped case and why): the context a figure needs later. Absent
+    /// in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(default)]
     pub measurements: Vec<Measurement>,
     /// Load curves of the system workloads the run measured (one per
@@ -268,7 +274,43 @@ pub struct Measurement {
     pub convergence: Option<crate::convergence::MedianConvergence>,
 }
 
+/// The extras an I/O figure carries beside its bandwidth (see
+/// `Measurement::io_figures`): the block size it moved, and the median and
+/// 99th percentile of each block's latency, µs.
+pub const BLOCK_BYTES: &str = "block_bytes";
+pub const LATENCY_P50_US: &str = "lat_median_us";
+pub const LATENCY_P99_US: &str = "lat_p99_us";
+
+/// What an I/O figure says beside its bandwidth, in fio's terms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IoFigures {
+    /// Blocks per second at the headline bandwidth (None without a block size).
+    pub iops: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+}
+
 impl Measurement {
+    /// IOPS and latency percentiles of a figure measured in blocks (the
+    /// `io` family records its block size and each block's latency as
+    /// extras); None for any other figure. IOPS is the headline bandwidth
+    /// over the block size, so it is the same measurement in other units,
+    /// never a second one.
+    pub fn io_figures(&self) -> Option<IoFigures> {
+        let get = |k: &str| self.extra.get(k).copied().filter(|x| x.is_finite());
+        let block = get(BLOCK_BYTES).filter(|b| *b > 0.0);
+        let iops = match (block, self.unit) {
+            (Some(b), Unit::MBps) if self.invalid.is_none() => Some(self.value() * 1e6 / b),
+            _ => None,
+        };
+        let f = IoFigures {
+            iops,
+            p50_us: get(LATENCY_P50_US),
+            p99_us: get(LATENCY_P99_US),
+        };
+        (f.iops.is_some() || f.p50_us.is_some() || f.p99_us.is_some()).then_some(f)
+    }
+
     /// The headline figure: the median of the rounds' figures when
     /// measured in rounds, else the chosen statistic of the samples.
     pub fn value(&self) -> f64 {
@@ -321,6 +363,7 @@ mod tests {
             status,
             reason: reason.map(String::from),
             warnings: vec![],
+            notes: Vec::new(),
             measurements: vec![],
             curves: vec![],
         }

@@ -163,6 +163,10 @@ fn check_run(at: &str, r: &mut Run) -> Checked {
         text(&format!("{at}.reason"), reason, MAX_TEXT_BYTES)?;
     }
     warnings(&format!("{at}.warnings"), &r.warnings)?;
+    count(&format!("{at}.notes"), r.notes.len(), MAX_ENTRIES)?;
+    for (i, n) in r.notes.iter().enumerate() {
+        text(&format!("{at}.notes[{i}]"), n, MAX_TEXT_BYTES)?;
+    }
     count(
         &format!("{at}.measurements"),
         r.measurements.len(),

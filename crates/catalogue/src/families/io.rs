@@ -36,6 +36,7 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
+use touchstone_results::model::BLOCK_BYTES;
 use touchstone_results::{Measurement, Warning, WarningCode};
 
 use crate::family::{Built, Family, RunContext};
@@ -196,7 +197,10 @@ impl touchstone_harness::Benchmark for Io {
         if !matches!(self.place, Place::Device(_)) && self.mode != SyncMode::Direct {
             self.resident = io::resident_fraction(self.fd, self.size);
         }
-        let mut x = latency_extras(&self.hist);
+        // The block size first: with it a report gives the bandwidth as
+        // IOPS (`Measurement::io_figures`).
+        let mut x = vec![(BLOCK_BYTES.to_string(), self.bs as f64)];
+        x.extend(latency_extras(&self.hist));
         if let Some(d) = self.ring.as_ref().and_then(Ring::depth_achieved) {
             x.push(("depth_achieved".into(), d));
         }

@@ -256,6 +256,7 @@ pub fn app(db: Option<PathBuf>, a: AppArgs) -> Result<(), CliError> {
             steps: cases.len(),
             seed: None,
             workload: None,
+            notes: Vec::new(),
         },
         &mut plan,
     )?;

@@ -272,6 +272,23 @@ fn measure(
         vec![(0..micro.len()).collect()]
     };
     let steps = micro.len() * plan.rounds as usize + workloads;
+    let mut notes: Vec<String> = selection
+        .skipped
+        .iter()
+        .map(|(name, why)| format!("skipped {name}: {why}"))
+        .chain(selection.run_notes(&ctx))
+        .collect();
+    if !unmeasured_cpus.is_empty() {
+        notes.push(format!(
+            "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \
+             {usable} are measured instead",
+            unmeasured_cpus
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let mut session = Session::start(
         Request {
             db,
@@ -284,6 +301,7 @@ fn measure(
             steps,
             seed: (!micro.is_empty() && plan.rounds > 1).then_some(seed),
             workload: (workloads > 0).then(|| settings.options()),
+            notes,
         },
         &mut plan,
     )?;
@@ -304,22 +322,8 @@ fn measure(
             .collect(),
     );
     session.expect_costs_ns(&step_costs(&dry, &micro, &order, &selection));
-    for (name, why) in &selection.skipped {
-        session.note(&format!("skipped {name}: {why}"));
-    }
-    for note in selection.run_notes(&ctx) {
+    for note in session.notes().to_vec() {
         session.note(&note);
-    }
-    if !unmeasured_cpus.is_empty() {
-        session.note(&format!(
-            "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \
-             {usable} are measured instead",
-            unmeasured_cpus
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
     }
     let body = measure_all(
         &mut session,

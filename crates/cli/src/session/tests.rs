@@ -17,6 +17,7 @@ fn a_panic_inside_a_session_stores_the_run_as_failed_with_a_reason() {
         steps: 1,
         seed: None,
         workload: None,
+        notes: Vec::new(),
     };
     let unwound = std::panic::catch_unwind(move || {
         let mut plan = Plan::quick();

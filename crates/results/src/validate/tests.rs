@@ -241,6 +241,10 @@ fn labels_host_names_and_names_of_unreasonable_length_are_refused() {
     assert!(e.contains("measurements[0].name: an empty name"), "{e}");
     let e = refused(|v| v["runs"][0]["reason"] = json!("r".repeat(MAX_TEXT_BYTES + 1)));
     assert!(e.contains("runs[0].reason"), "{e}");
+    let e = refused(|v| v["runs"][0]["notes"] = json!(["n".repeat(MAX_TEXT_BYTES + 1)]));
+    assert!(e.contains("runs[0].notes[0]"), "{e}");
+    let e = refused(|v| v["runs"][0]["notes"] = json!(vec!["n"; MAX_ENTRIES + 1]));
+    assert!(e.contains("runs[0].notes"), "{e}");
     // At the limit: accepted.
     let mut v = doc();
     v["runs"][0]["label"] = json!("é".repeat(MAX_LABEL_BYTES / 2));

@@ -2,6 +2,7 @@
 //! coarse buckets.
 
 use hdrhistogram::Histogram;
+use touchstone_results::model::{LATENCY_P50_US, LATENCY_P99_US};
 
 /// Upper bounds (µs) of the coarse latency histogram kept as extras; the
 /// last bucket holds the rest.
@@ -17,9 +18,9 @@ pub fn latency_extras(h: &Histogram<u64>) -> Vec<(String, f64)> {
     let us = |ns: u64| ns as f64 / 1e3;
     let mut v = vec![
         ("lat_min_us".to_string(), us(h.min())),
-        ("lat_median_us".to_string(), us(h.value_at_quantile(0.5))),
+        (LATENCY_P50_US.to_string(), us(h.value_at_quantile(0.5))),
         ("lat_mean_us".to_string(), h.mean() / 1e3),
-        ("lat_p99_us".to_string(), us(h.value_at_quantile(0.99))),
+        (LATENCY_P99_US.to_string(), us(h.value_at_quantile(0.99))),
         ("lat_max_us".to_string(), us(h.max())),
     ];
     let total = h.len() as f64;
