@@ -18,7 +18,6 @@ use touchstone_results::Statistic;
 
 use crate::support::cache_levels::{
     bytes_text, median, min_of, name_candidates, os_caches, steps, Place, SweepPoint,
-    MIN_CONFIDENCE,
 };
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::{Chase, CHAIN_SEED};
@@ -102,6 +101,7 @@ pub fn sweep(ms: &[Measurement], chain: &str) -> Vec<SweepPoint> {
             Some(SweepPoint {
                 size: size_param.parse(m.params.get("size")?).ok()?.num,
                 samples: m.samples.clone(),
+                rounds: m.rounds.clone(),
                 headline: m.value(),
             })
         })
@@ -210,15 +210,10 @@ pub fn derive_from(
                     "past the last-level cache the OS reports (a TLB or page-walk effect)"
                         .to_string(),
                 )
-            } else if step.confidence < MIN_CONFIDENCE {
-                Some(format!(
-                    "{:.0} % of resampled curves{} show it within one grid step (needs {:.0} %)",
-                    step.confidence * 100.0,
-                    confirm.map_or(String::new(), |(c, _)| format!(" (with the {c} chain's)")),
-                    MIN_CONFIDENCE * 100.0
-                ))
             } else {
-                None
+                step.unconfirmed(
+                    &confirm.map_or(String::new(), |(c, _)| format!(" (with the {c} chain's)")),
+                )
             }
         })
         .collect();

@@ -17,7 +17,6 @@ use crate::family::{derived, not_detected_level, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{
     grid_steps_apart, min_of, name_candidates, os_caches, os_line_bytes, steps, Place, SweepPoint,
-    MIN_CONFIDENCE,
 };
 use crate::support::cpuid_tlb::{reported_tlbs, Tlb};
 use crate::support::memory::{Order, Pages};
@@ -41,6 +40,7 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
             Some(SweepPoint {
                 size: m.params.get("pages")?.parse().ok()?,
                 samples: m.samples.clone(),
+                rounds: m.rounds.clone(),
                 headline: m.value(),
             })
         })
@@ -116,14 +116,8 @@ pub fn derive_from(
             ))
         } else if !step.resolved {
             Some("the page counts around it are too sparse to place it".to_string())
-        } else if step.confidence < MIN_CONFIDENCE {
-            Some(format!(
-                "{:.0} % of resampled curves show it within one grid step (needs {:.0} %)",
-                step.confidence * 100.0,
-                MIN_CONFIDENCE * 100.0
-            ))
         } else {
-            None
+            step.unconfirmed("")
         });
     }
     let reported: Vec<(u32, u64)> = tlbs.iter().map(|t| (t.level, t.entries as u64)).collect();
@@ -266,6 +260,7 @@ mod tests {
             .map(|&(size, lat)| SweepPoint {
                 size,
                 samples: vec![lat; 7],
+                rounds: Vec::new(),
                 headline: lat,
             })
             .collect()
@@ -330,6 +325,7 @@ mod tests {
             .map(|(s, v)| SweepPoint {
                 size: *s,
                 samples: v.to_vec(),
+                rounds: Vec::new(),
                 headline: min_of(v),
             })
             .collect();
@@ -389,6 +385,7 @@ mod tests {
             .map(|(s, v)| SweepPoint {
                 size: *s,
                 samples: v.to_vec(),
+                rounds: Vec::new(),
                 headline: min_of(v),
             })
             .collect()

@@ -177,6 +177,8 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
 pub struct SweepPoint {
     pub size: u64,
     pub samples: Vec<f64>,
+    /// The round of each sample (`Measurement::rounds`); empty for one round.
+    pub rounds: Vec<u32>,
     pub headline: f64,
 }
 
@@ -207,6 +209,88 @@ pub struct Step {
     /// Whether the sweep is fine enough to place the step: a measured size
     /// at most 2× past it, and at least two points on its plateau.
     pub resolved: bool,
+    /// Of the rounds (fresh processes, fresh pages) the sweep was measured
+    /// in, how many show the step within one grid step on their own curve,
+    /// and how many there were; None for a sweep of one round.
+    pub rounds_agreeing: Option<(usize, usize)>,
+    /// The smallest and largest place the agreeing rounds give the step
+    /// (each round's step nearest to it); None for one round.
+    pub rounds_span: Option<(u64, u64)>,
+    /// Whether that span is at most one grid step (true for one round).
+    pub rounds_within_one_step: bool,
+}
+
+impl Step {
+    /// Why the step is not confirmed, or None: fewer than
+    /// `MIN_CONFIDENCE` of the resampled curves show it (`with`: the
+    /// confirming chain, named in the reason), or fewer than that share
+    /// of the rounds' own curves. Resampling repetitions shows how far
+    /// the step moves with the noise inside one process; the rounds show
+    /// whether it stays put with a fresh process's physical pages and
+    /// CPU, which decides where it lands in the next run (a guest's
+    /// shared L3 reads as memory in some rounds and as a cache in others).
+    pub fn unconfirmed(&self, with: &str) -> Option<String> {
+        if self.confidence < MIN_CONFIDENCE {
+            return Some(format!(
+                "{:.0} % of resampled curves{with} show it within one grid step (needs {:.0} %)",
+                self.confidence * 100.0,
+                MIN_CONFIDENCE * 100.0
+            ));
+        }
+        match (self.rounds_agreeing, self.rounds_span) {
+            (Some((k, n)), _) if (k as f64) < MIN_CONFIDENCE * n as f64 => Some(format!(
+                "the curves of {k} of its {n} rounds show it within one grid step \
+                 (needs {:.0} %): it moves between fresh processes",
+                MIN_CONFIDENCE * 100.0
+            )),
+            (_, Some((low, high))) if !self.rounds_within_one_step => Some(format!(
+                "its rounds place it from {} to {}, more than one grid step apart: \
+                 it moves between fresh processes",
+                bytes_text(low),
+                bytes_text(high)
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The step sizes of each round's own curve (each point's headline the
+/// statistic `stat` of that round's repetitions), for a sweep measured in
+/// more than one round; empty otherwise.
+fn steps_per_round(
+    points: &[&SweepPoint],
+    rise: f64,
+    stat: fn(&[f64]) -> f64,
+    place: Place,
+) -> Vec<Vec<u64>> {
+    let mut rounds: Vec<u32> = points.iter().flat_map(|p| p.rounds.clone()).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    if rounds.len() < 2 {
+        return Vec::new();
+    }
+    rounds
+        .iter()
+        .map(|&r| {
+            let curve: Vec<(u64, f64)> = points
+                .iter()
+                .filter_map(|p| {
+                    let of_round: Vec<f64> = p
+                        .samples
+                        .iter()
+                        .zip(&p.rounds)
+                        .filter(|(_, &k)| k == r)
+                        .map(|(&x, _)| x)
+                        .collect();
+                    (!of_round.is_empty()).then(|| (p.size, stat(&of_round)))
+                })
+                .collect();
+            detect_levels(&curve, rise)
+                .iter()
+                .filter_map(|l| placed(l, place))
+                .collect()
+        })
+        .collect()
 }
 
 /// Resampled curves per detection: enough that a confidence of 0.8 is
@@ -325,6 +409,7 @@ pub fn steps(
     let levels = detect_levels(&headline, rise);
     let found = resampled_steps(&pts, rise, stat, place, 0x5eed_1e7e1);
     let twin = confirm.map(|c| resampled_steps(&usable(c), rise, stat, place, 0x7e1_5eed));
+    let per_round = steps_per_round(&pts, rise, stat, place);
     let sizes: Vec<u64> = pts.iter().map(|p| p.size).collect();
     levels
         .into_iter()
@@ -340,12 +425,35 @@ pub fn steps(
                 .count();
             let next = sizes.iter().copied().find(|&s| s > size);
             let resolved = next.is_some_and(|a| a <= size * 2) && level.points.len() >= 2;
+            // Each round's step nearest this one, where within one grid step.
+            let near: Vec<u64> = per_round
+                .iter()
+                .filter_map(|r| {
+                    r.iter()
+                        .copied()
+                        .filter(|&b| same_step(&sizes, b, size))
+                        .min_by(|&a, &b| {
+                            grid_steps_apart(&sizes, a, size)
+                                .total_cmp(&grid_steps_apart(&sizes, b, size))
+                        })
+                })
+                .collect();
+            let rounds_agreeing = (!per_round.is_empty()).then_some((near.len(), per_round.len()));
+            let rounds_span = near
+                .iter()
+                .min()
+                .zip(near.iter().max())
+                .map(|(&a, &b)| (a, b));
+            let rounds_within_one_step = rounds_span.is_none_or(|(a, b)| same_step(&sizes, a, b));
             Some(Step {
                 level,
                 size,
                 next,
                 confidence: agree as f64 / RESAMPLES as f64,
                 resolved,
+                rounds_agreeing,
+                rounds_span,
+                rounds_within_one_step,
             })
         })
         .collect()
@@ -545,6 +653,87 @@ pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sweep measured in three rounds of five repetitions each, round
+    /// `r` following `rounds[r]` (its own levels), the headline the median
+    /// of the rounds' minima as the chase reports it.
+    fn in_rounds(rounds: [&[(u64, f64)]; 3], mem: f64) -> Vec<SweepPoint> {
+        let curves: Vec<Vec<(u64, f64)>> = rounds.iter().map(|l| synthetic(l, mem)).collect();
+        (0..curves[0].len())
+            .map(|i| {
+                let mut samples = Vec::new();
+                let mut of_round = Vec::new();
+                let mut minima = Vec::new();
+                for (r, c) in curves.iter().enumerate() {
+                    samples.extend([c[i].1; 5]);
+                    of_round.extend([r as u32; 5]);
+                    minima.push(c[i].1);
+                }
+                SweepPoint {
+                    size: curves[0][i].0,
+                    samples,
+                    rounds: of_round,
+                    headline: median(&minima),
+                }
+            })
+            .collect()
+    }
+
+    /// A level every round places alike is confirmed; one that a fresh
+    /// process finds two grid steps away (a guest's shared L3 that other
+    /// tenants shrink) is not, with the reason, though each round's own
+    /// repetitions agree perfectly.
+    #[test]
+    fn a_step_the_rounds_place_apart_is_not_confirmed() {
+        let l2 = (1u64 << 20, 3.5);
+        let steady = in_rounds(
+            [
+                &[(48 << 10, 1.0), l2],
+                &[(48 << 10, 1.0), l2],
+                &[(48 << 10, 1.0), l2],
+            ],
+            100.0,
+        );
+        let found = steps(&steady, None, 0.25, min_of, Place::Midpoint);
+        assert_eq!(found.len(), 2, "{found:?}");
+        for s in &found {
+            assert_eq!(s.rounds_agreeing, Some((3, 3)), "{s:?}");
+            assert_eq!(s.unconfirmed(""), None, "{s:?}");
+        }
+        let moving = in_rounds(
+            [
+                &[(48 << 10, 1.0), l2, (4 << 20, 13.0)],
+                &[(48 << 10, 1.0), l2, (12 << 20, 13.0)],
+                &[(48 << 10, 1.0), l2, (6 << 20, 13.0)],
+            ],
+            140.0,
+        );
+        // The median: half-samples of the pooled rounds then follow the
+        // middle round, as the headline does, so the resampling alone
+        // passes the step (with the minimum it fails there already).
+        let found = steps(&moving, None, 0.25, median, Place::Midpoint);
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found[2].confidence >= MIN_CONFIDENCE, "{:?}", found[2]);
+        assert_eq!(found[0].unconfirmed(""), None);
+        assert_eq!(found[1].unconfirmed(""), None);
+        let why = found[2]
+            .unconfirmed("")
+            .expect("the L3 step moves between rounds");
+        assert!(why.contains("moves between fresh processes"), "{why}");
+        // Without rounds (an older run) the same headline passes as before.
+        let one: Vec<SweepPoint> = moving
+            .iter()
+            .map(|p| SweepPoint {
+                rounds: Vec::new(),
+                samples: vec![p.headline; 5],
+                ..p.clone()
+            })
+            .collect();
+        let found = steps(&one, None, 0.25, median, Place::Midpoint);
+        assert!(found
+            .iter()
+            .all(|s| s.rounds_agreeing.is_none() && s.unconfirmed("").is_none()));
+    }
 
     fn synthetic(levels: &[(u64, f64)], mem: f64) -> Vec<(u64, f64)> {
         // 4 points per doubling from 512 B to 256 MB.

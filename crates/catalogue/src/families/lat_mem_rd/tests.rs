@@ -1,7 +1,7 @@
 //! Tests of lat_mem_rd: the derived cache levels and memory latency on
 //! synthetic and recorded sweeps, refusals, and a small real curve.
 use super::*;
-use crate::support::cache_levels::{detect_levels, detect_levels_per_grid_point};
+use crate::support::cache_levels::{detect_levels, detect_levels_per_grid_point, MIN_CONFIDENCE};
 use crate::support::recorded_curves;
 use crate::testing::{measure_spec, tiny_plan};
 use touchstone_results::host::Cache;
@@ -24,6 +24,7 @@ fn clean(sizes: &[u64], lat: impl Fn(u64) -> f64) -> Vec<SweepPoint> {
         .map(|&s| SweepPoint {
             size: s,
             samples: vec![lat(s); 7],
+            rounds: Vec::new(),
             headline: lat(s),
         })
         .collect()
@@ -150,6 +151,7 @@ fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
         .map(|(s, v)| SweepPoint {
             size: *s,
             samples: v.to_vec(),
+            rounds: Vec::new(),
             headline: min_of(v),
         })
         .collect()
