@@ -275,16 +275,16 @@ pub struct Measurement {
 }
 
 /// The extras an I/O figure carries beside its bandwidth (see
-/// `Measurement::io_figures`): the block size it moved, and the median and
-/// 99th percentile of each block's latency, µs.
-pub const BLOCK_BYTES: &str = "block_bytes";
+/// `Measurement::io_figures`): the headline as blocks a second, and the
+/// median and 99th percentile of each block's latency, µs.
+pub const IOPS: &str = "iops";
 pub const LATENCY_P50_US: &str = "lat_median_us";
 pub const LATENCY_P99_US: &str = "lat_p99_us";
 
 /// What an I/O figure says beside its bandwidth, in fio's terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IoFigures {
-    /// Blocks per second at the headline bandwidth (None without a block size).
+    /// Blocks per second at the headline bandwidth.
     pub iops: Option<f64>,
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
@@ -292,19 +292,12 @@ pub struct IoFigures {
 
 impl Measurement {
     /// IOPS and latency percentiles of a figure measured in blocks (the
-    /// `io` family records its block size and each block's latency as
-    /// extras); None for any other figure. IOPS is the headline bandwidth
-    /// over the block size, so it is the same measurement in other units,
-    /// never a second one.
+    /// `io` family records them as extras, IOPS from the headline and the
+    /// block size so that the two always agree); None for any other figure.
     pub fn io_figures(&self) -> Option<IoFigures> {
         let get = |k: &str| self.extra.get(k).copied().filter(|x| x.is_finite());
-        let block = get(BLOCK_BYTES).filter(|b| *b > 0.0);
-        let iops = match (block, self.unit) {
-            (Some(b), Unit::MBps) if self.invalid.is_none() => Some(self.value() * 1e6 / b),
-            _ => None,
-        };
         let f = IoFigures {
-            iops,
+            iops: get(IOPS).filter(|_| self.invalid.is_none()),
             p50_us: get(LATENCY_P50_US),
             p99_us: get(LATENCY_P99_US),
         };

@@ -36,7 +36,7 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
-use touchstone_results::model::BLOCK_BYTES;
+use touchstone_results::model::IOPS;
 use touchstone_results::{Measurement, Warning, WarningCode};
 
 use crate::family::{Built, Family, RunContext};
@@ -197,10 +197,7 @@ impl touchstone_harness::Benchmark for Io {
         if !matches!(self.place, Place::Device(_)) && self.mode != SyncMode::Direct {
             self.resident = io::resident_fraction(self.fd, self.size);
         }
-        // The block size first: with it a report gives the bandwidth as
-        // IOPS (`Measurement::io_figures`).
-        let mut x = vec![(BLOCK_BYTES.to_string(), self.bs as f64)];
-        x.extend(latency_extras(&self.hist));
+        let mut x = latency_extras(&self.hist);
         if let Some(d) = self.ring.as_ref().and_then(Ring::depth_achieved) {
             x.push(("depth_achieved".into(), d));
         }
@@ -386,7 +383,7 @@ pub const CACHED_LIMIT: f64 = 0.5;
 /// the two always agree), the page-cache warning and the depth warning.
 fn annotate(m: &mut Measurement, ctx: &RunContext) {
     if let Some(bs) = m.params.get("bs").and_then(|b| parse_size(b)) {
-        m.extra.insert("iops".into(), m.value() * 1e6 / bs as f64);
+        m.extra.insert(IOPS.into(), m.value() * 1e6 / bs as f64);
     }
     m.warnings
         .extend(page_cache_warning(m, ctx.flag(&io::DROP_CACHES)));
