@@ -285,10 +285,7 @@ fn steps_per_round(
                     (!of_round.is_empty()).then(|| (p.size, stat(&of_round)))
                 })
                 .collect();
-            detect_levels(&curve, rise)
-                .iter()
-                .filter_map(|l| placed(l, place))
-                .collect()
+            step_places(&curve, rise, place)
         })
         .collect()
 }
@@ -363,11 +360,16 @@ fn resampled_steps(
                     (p.size, stat(&pool[..half]))
                 })
                 .collect();
-            detect_levels(&curve, rise)
-                .iter()
-                .filter_map(|l| placed(l, place))
-                .collect()
+            step_places(&curve, rise, place)
         })
+        .collect()
+}
+
+/// Where the steps of `curve` lie, placed as asked.
+fn step_places(curve: &[(u64, f64)], rise: f64, place: Place) -> Vec<u64> {
+    detect_levels(curve, rise)
+        .iter()
+        .filter_map(|l| placed(l, place))
         .collect()
 }
 
