@@ -71,6 +71,14 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Each host's price and power (by identity or host name): set on the
+    /// command line, imported from a farm's file, listed. Reports divide
+    /// the index by them; export and import carry them with the runs.
+    #[command(after_help = examples::INVENTORY)]
+    Inventory {
+        #[command(subcommand)]
+        action: InventoryAction,
+    },
     /// Time any command with the harness's rigour (warm-up, repetitions, median and CI,
     /// CPU time, peak memory) and store it as `app/NAME` next to the micro-benchmarks.
     #[command(after_help = examples::APP)]
@@ -262,6 +270,47 @@ pub struct PredictArgs {
 }
 
 /// `--format NAME`: one of the report formats (`touchstone_report::Format`).
+#[derive(Subcommand, Debug)]
+pub enum InventoryAction {
+    /// Set a host's price (with its currency and date) and power; figures
+    /// not given keep what was stored.
+    Set(InventorySetArgs),
+    /// Set the inventory of a whole farm from a CSV file (a header line:
+    /// host,price,currency,date,watts_idle,watts_busy,watts_nameplate) or a
+    /// TOML file of [[host]] tables: all or nothing, a bad row named by its line.
+    Import { file: PathBuf },
+    /// List every host's inventory.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct InventorySetArgs {
+    /// The host: its identity (name#machine-id, as `runs` and reports show
+    /// it) or its name. Default: this host's identity.
+    pub host: Option<String>,
+    /// What the host cost (needs --currency and --date).
+    #[arg(long, value_name = "AMOUNT")]
+    pub price: Option<f64>,
+    /// The price's currency, an ISO 4217 code (EUR, USD, CHF…).
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
+    /// When the price was paid or quoted (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub date: Option<String>,
+    /// Measured watts at idle.
+    #[arg(long, value_name = "W")]
+    pub watts_idle: Option<f64>,
+    /// Measured watts under load (what per-watt figures divide by).
+    #[arg(long, value_name = "W")]
+    pub watts_busy: Option<f64>,
+    /// The power supply's rating (per-watt figures use it when no busy watts are known).
+    #[arg(long, value_name = "W")]
+    pub watts_nameplate: Option<f64>,
+}
+
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Format::names())

@@ -120,6 +120,13 @@ Examples:
   touchstone import a.json b.json
   ssh node-7 touchstone export | touchstone import -";
 
+pub const INVENTORY: &str = "\
+Examples:
+  touchstone inventory set node-7 --price 12500 --currency EUR --date 2026-03-01 --watts-busy 420
+  touchstone inventory set --watts-nameplate 750     this host
+  touchstone inventory import farm.csv               a whole farm, all or nothing
+  touchstone inventory list";
+
 pub const PREDICT: &str = "\
 Examples:
   touchstone app --name reco -- ./reco in.root   on each machine first
