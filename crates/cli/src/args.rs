@@ -321,7 +321,9 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
 pub struct ReportArgs {
     /// Runs: ids or unique prefixes, labels, `last`, `last~N`. None: every stored run.
     pub runs: Vec<String>,
-    /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`.
+    /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`;
+    /// or by `index`, `per-price` or `per-watt` (the index per 1,000 of the currency or per watt,
+    /// from the hosts' inventory), best first.
     #[arg(long, value_name = "COLUMN")]
     pub sort: Option<String>,
     /// The format of the report (default: table; with --html, no text
@@ -414,6 +416,9 @@ pub struct CompareArgs {
     /// Write the comparison here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Order the runs by `index`, `per-price` or `per-watt` (from the hosts' inventory), best first.
+    #[arg(long, value_name = "KEY")]
+    pub sort: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -648,6 +653,9 @@ pub struct FleetReportArgs {
     /// The wide layout for the side-by-side tables (one row per host).
     #[arg(long)]
     pub wide: bool,
+    /// Order the hosts by `index`, `per-price` or `per-watt` (from the hosts' inventory), best first.
+    #[arg(long, value_name = "KEY")]
+    pub sort: Option<String>,
 }
 
 /// clap's error for an option it does not know, without its tip to pass
