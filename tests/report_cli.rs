@@ -4,18 +4,19 @@
 //! ratios, significance marks, indices, exports, the HTML page in a real
 //! headless browser, and the bad-input cases.
 
+#[path = "support/browser.rs"]
+mod browser;
 #[path = "support/cli.rs"]
 mod cli;
 #[path = "support/synth.rs"]
 mod synth;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use browser::{chromium, headless, rendered};
 use cli::{ok, touchstone};
 use serde_json::Value;
 use synth::{measurement, noisy, run, usl_curve, Rng};
-use touchstone_catalogue::testing::skip;
 use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
@@ -420,73 +421,6 @@ fn chart_runs() -> Vec<Run> {
     runs
 }
 
-/// The browser the HTML test drives: Debian's `chromium`, or the program
-/// `TOUCHSTONE_TEST_CHROMIUM` names (a path that does not exist hides the
-/// browser, to see the test skip). None, recorded as skipped, when it does
-/// not start; under CI a failure.
-fn chromium() -> Option<String> {
-    let browser =
-        std::env::var("TOUCHSTONE_TEST_CHROMIUM").unwrap_or_else(|_| "chromium".to_string());
-    let found = Command::new(&browser)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        skip::missing(&format!(
-            "the HTML report test needs Debian's `chromium` ({browser} does not start; \
-             apt-get install -y chromium, or .ci/run, which installs .ci/apt-packages)"
-        ));
-        return None;
-    }
-    Some(browser)
-}
-
-fn headless(browser: &str, profile: &Path, extra: &[&str], page: &Path) -> Output {
-    let mut args: Vec<String> = [
-        "120",
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(format!("--user-data-dir={}", profile.display()));
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push(format!("file://{}", page.display()));
-    Command::new("timeout")
-        .args(&args)
-        .output()
-        .expect("chromium starts")
-}
-
-/// The DOM of `page` after its script ran in the headless browser (None,
-/// recorded as skipped, where there is none): the page logs nothing (any
-/// console line is an error or a warning) and its script finished.
-fn rendered(page: &Path, extra: &[&str]) -> Option<String> {
-    let browser = chromium()?;
-    let profile = tempfile::tempdir().unwrap();
-    let mut args = vec!["--dump-dom", "--enable-logging=stderr", "--v=0"];
-    args.extend_from_slice(extra);
-    let out = headless(&browser, profile.path(), &args, page);
-    let log = String::from_utf8_lossy(&out.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:#?}");
-    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        dom.contains("data-rendered=\"ok\""),
-        "the page's script did not finish:\n{}",
-        &dom[..dom.len().min(2000)]
-    );
-    Some(dom)
-}
-
 #[test]
 fn html_report_renders_in_a_headless_browser() {
     let dir = tempfile::tempdir().unwrap();
@@ -744,134 +678,4 @@ fn history_page_marks_the_change_points_and_renders_in_a_headless_browser() {
     let at = dom.find("data-min-tick-px=\"").expect("ticks measured") + 18;
     let px: f64 = dom[at..at + dom[at..].find('"').unwrap()].parse().unwrap();
     assert!(px >= 9.0, "tick labels drawn at {px} px");
-}
-
-/// Three hosts of known speed, price and power (issue 30): alpha the
-/// base (index 100), beta twice as fast (200), gamma four times (400).
-/// alpha 1,000 EUR and 100 W busy; beta 4,000 EUR and 50 W busy; gamma
-/// 2,000 EUR and an 800 W nameplate.
-fn priced_hosts(dir: &Path) -> PathBuf {
-    let mut rng = Rng::new(30);
-    let lat = "lat_syscall/null";
-    let runs: Vec<Run> = [
-        ("aaaa0001", "alpha", 100.0),
-        ("bbbb0002", "beta", 50.0),
-        ("cccc0003", "gamma", 25.0),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(day, &(id, host, ns))| {
-        let mut r = run(id, host, None, day as i64);
-        r.measurements = vec![measurement(lat, "proc", Unit::Ns, 1, tight(&mut rng, ns))];
-        r
-    })
-    .collect();
-    let db = store(dir, &runs);
-    for args in [
-        ["alpha", "--price", "1000", "--watts-busy", "100"],
-        ["beta", "--price", "4000", "--watts-busy", "50"],
-        ["gamma", "--price", "2000", "--watts-nameplate", "800"],
-    ] {
-        let mut all = vec!["inventory", "set"];
-        all.extend(args);
-        all.extend(["--currency", "EUR", "--date", "2026-03-01"]);
-        ok(&db, &all);
-    }
-    db
-}
-
-/// The hosts of a JSON report's cost figures, in its order, and those on
-/// the price's and the power's Pareto fronts.
-fn cost_ranking(report: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let v: Value = serde_json::from_str(report).unwrap();
-    let runs = v["cost"]["runs"].as_array().unwrap().clone();
-    let hosts = |pick: &dyn Fn(&Value) -> bool| -> Vec<String> {
-        runs.iter()
-            .filter(|r| pick(r))
-            .map(|r| r["host"].as_str().unwrap().to_string())
-            .collect()
-    };
-    (
-        hosts(&|_| true),
-        hosts(&|r| r["front_price"] == true),
-        hosts(&|r| r["front_power"] == true),
-    )
-}
-
-#[test]
-fn report_ranks_three_hosts_by_cost_and_marks_the_pareto_front() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = priced_hosts(dir.path());
-    let json = |sort: &str| ok(&db, &["report", "--sort", sort, "--format", "json"]);
-    let (by_price, front_price, front_power) = cost_ranking(&json("per-price"));
-    // Per 1,000 EUR: gamma 200, alpha 100, beta 50.
-    assert_eq!(by_price, ["gamma", "alpha", "beta"]);
-    // gamma is faster and cheaper than beta; alpha is the cheapest.
-    assert_eq!(front_price, ["gamma", "alpha"]);
-    // beta is faster than alpha at less power; gamma is the fastest.
-    assert_eq!(front_power, ["gamma", "beta"]);
-    // Per watt: beta 4, alpha 1, gamma 0.5 (its nameplate, said so).
-    assert_eq!(
-        cost_ranking(&json("per-watt")).0,
-        ["beta", "alpha", "gamma"]
-    );
-    assert_eq!(cost_ranking(&json("index")).0, ["gamma", "beta", "alpha"]);
-    let v: Value = serde_json::from_str(&json("per-price")).unwrap();
-    let gamma = &v["cost"]["runs"][0];
-    assert!(
-        (gamma["per_price"]["value"].as_f64().unwrap() - 200.0).abs() < 2.0,
-        "{gamma}"
-    );
-    assert_eq!(gamma["power"], "nameplate");
-    // The interval is the index's, scaled by the same price.
-    let (i, p) = (&gamma["index"]["interval"], &gamma["per_price"]["interval"]);
-    assert!((i[0].as_f64().unwrap() / 2.0 - p[0].as_f64().unwrap()).abs() < 1e-9);
-
-    // The terminal and Markdown show the same sheet.
-    let text = ok(&db, &["report", "--sort", "per-price"]);
-    assert!(
-        text.contains("index per 1,000 EUR") && text.contains("800 (nameplate)"),
-        "{text}"
-    );
-    let md = ok(&db, &["report", "--format", "markdown"]);
-    assert!(md.contains("index per W"), "{md}");
-    // compare and fleet report give them too.
-    let cmp = ok(
-        &db,
-        &[
-            "compare", "aaaa0001", "bbbb0002", "cccc0003", "--sort", "per-watt",
-        ],
-    );
-    assert!(cmp.contains("index per 1,000 EUR"), "{cmp}");
-    let fleet = ok(&db, &["fleet", "report", "--sort", "per-price"]);
-    assert!(fleet.contains("index per 1,000 EUR"), "{fleet}");
-
-    // Another currency: no per-price figures at all, and the report says why.
-    ok(
-        &db,
-        &[
-            "inventory",
-            "set",
-            "gamma",
-            "--price",
-            "2100",
-            "--currency",
-            "USD",
-            "--date",
-            "2026-03-01",
-        ],
-    );
-    let v: Value = serde_json::from_str(&ok(&db, &["report", "--format", "json"])).unwrap();
-    assert!(v["cost"]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["per_price"].is_null()));
-    assert!(
-        v["cost"]["notes"][0].as_str().unwrap().contains("EUR, USD"),
-        "{}",
-        v["cost"]
-    );
-    let e = fails(&db, &["report", "--sort", "per-price"]);
-    assert!(e.contains("several currencies"), "{e}");
 }
