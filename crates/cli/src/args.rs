@@ -274,12 +274,15 @@ pub struct PredictArgs {
 pub enum InventoryAction {
     /// Set a host's price (with its currency and date) and power; figures
     /// not given keep what was stored.
+    #[command(after_help = examples::INVENTORY_SET)]
     Set(InventorySetArgs),
     /// Set the inventory of a whole farm from a CSV file (a header line:
     /// host,price,currency,date,watts_idle,watts_busy,watts_nameplate) or a
     /// TOML file of [[host]] tables: all or nothing, a bad row named by its line.
+    #[command(after_help = examples::INVENTORY_IMPORT)]
     Import { file: PathBuf },
     /// List every host's inventory.
+    #[command(after_help = examples::INVENTORY_LIST)]
     List {
         #[arg(long)]
         json: bool,
