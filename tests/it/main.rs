@@ -14,6 +14,7 @@ pub(crate) mod fleet_ssh;
 mod harness;
 mod import_fuzz;
 mod imports;
+mod inventory;
 mod io_safety;
 mod ipc;
 mod mem;

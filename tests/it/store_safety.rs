@@ -386,6 +386,7 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
              ALTER TABLE runs DROP COLUMN owner_start;
              ALTER TABLE runs DROP COLUMN owner_pidns;
              DROP TABLE briefs;
+             DROP TABLE inventory;
              PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -412,10 +413,14 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
     let runs = stored_runs(&s);
     assert_eq!(runs[1]["status"], "crashed");
     assert_eq!(shown_run(&s, &id), before);
+    // A store from before the inventory reads as one with none.
+    let o = s.run(&["inventory", "list"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("no host inventory"), "{}", text(&o));
     assert_eq!(version(), 2, "reading never writes");
     let o = s.run(&["runs", "relabel", &id, "relabelled"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(version(), 4);
+    assert_eq!(version(), touchstone_results::store::SCHEMA_VERSION);
     let mut after = shown_run(&s, &id);
     after["label"] = before["label"].clone();
     assert_eq!(after, before);

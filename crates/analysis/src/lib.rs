@@ -6,6 +6,7 @@
 pub mod change_points;
 pub mod compare;
 pub mod compare_curves;
+pub mod cost;
 pub mod curve;
 pub mod curve_analysis;
 pub mod health;

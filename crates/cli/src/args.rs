@@ -71,6 +71,14 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Each host's price and power (by identity or host name): set on the
+    /// command line, imported from a farm's file, listed. Reports divide
+    /// the index by them; export and import carry them with the runs.
+    #[command(after_help = examples::INVENTORY)]
+    Inventory {
+        #[command(subcommand)]
+        action: InventoryAction,
+    },
     /// Time any command with the harness's rigour (warm-up, repetitions, median and CI,
     /// CPU time, peak memory) and store it as `app/NAME` next to the micro-benchmarks.
     #[command(after_help = examples::APP)]
@@ -262,6 +270,50 @@ pub struct PredictArgs {
 }
 
 /// `--format NAME`: one of the report formats (`touchstone_report::Format`).
+#[derive(Subcommand, Debug)]
+pub enum InventoryAction {
+    /// Set a host's price (with its currency and date) and power; figures
+    /// not given keep what was stored.
+    #[command(after_help = examples::INVENTORY_SET)]
+    Set(InventorySetArgs),
+    /// Set the inventory of a whole farm from a CSV file (a header line:
+    /// host,price,currency,date,watts_idle,watts_busy,watts_nameplate) or a
+    /// TOML file of [[host]] tables: all or nothing, a bad row named by its line.
+    #[command(after_help = examples::INVENTORY_IMPORT)]
+    Import { file: PathBuf },
+    /// List every host's inventory.
+    #[command(after_help = examples::INVENTORY_LIST)]
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct InventorySetArgs {
+    /// The host: its identity (name#machine-id, as `runs` and reports show
+    /// it) or its name. Default: this host's identity.
+    pub host: Option<String>,
+    /// What the host cost (needs --currency and --date).
+    #[arg(long, value_name = "AMOUNT")]
+    pub price: Option<f64>,
+    /// The price's currency, an ISO 4217 code (EUR, USD, CHF…).
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
+    /// When the price was paid or quoted (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub date: Option<String>,
+    /// Measured watts at idle.
+    #[arg(long, value_name = "W")]
+    pub watts_idle: Option<f64>,
+    /// Measured watts under load (what per-watt figures divide by).
+    #[arg(long, value_name = "W")]
+    pub watts_busy: Option<f64>,
+    /// The power supply's rating (per-watt figures use it when no busy watts are known).
+    #[arg(long, value_name = "W")]
+    pub watts_nameplate: Option<f64>,
+}
+
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Format::names())
@@ -272,7 +324,9 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
 pub struct ReportArgs {
     /// Runs: ids or unique prefixes, labels, `last`, `last~N`. None: every stored run.
     pub runs: Vec<String>,
-    /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`.
+    /// Order rows by a column: a measurement name (best first), `host`, `label`, `run` or `started`;
+    /// or by `index`, `per-price` or `per-watt` (the index per 1,000 of the currency or per watt,
+    /// from the hosts' inventory), best first.
     #[arg(long, value_name = "COLUMN")]
     pub sort: Option<String>,
     /// The format of the report (default: table; with --html, no text
@@ -365,6 +419,9 @@ pub struct CompareArgs {
     /// Write the comparison here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Order the runs by `index`, `per-price` or `per-watt` (from the hosts' inventory), best first.
+    #[arg(long, value_name = "KEY")]
+    pub sort: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -599,6 +656,9 @@ pub struct FleetReportArgs {
     /// The wide layout for the side-by-side tables (one row per host).
     #[arg(long)]
     pub wide: bool,
+    /// Order the hosts by `index`, `per-price` or `per-watt` (from the hosts' inventory), best first.
+    #[arg(long, value_name = "KEY")]
+    pub sort: Option<String>,
 }
 
 /// clap's error for an option it does not know, without its tip to pass

@@ -120,6 +120,29 @@ Examples:
   touchstone import a.json b.json
   ssh node-7 touchstone export | touchstone import -";
 
+pub const INVENTORY: &str = "\
+Examples:
+  touchstone inventory set node-7 --price 12500 --currency EUR --date 2026-03-01 --watts-busy 420
+  touchstone inventory set --watts-nameplate 750     this host
+  touchstone inventory import farm.csv               a whole farm, all or nothing
+  touchstone inventory list";
+
+pub const INVENTORY_SET: &str = "\
+Examples:
+  touchstone inventory set node-7 --price 12500 --currency EUR --date 2026-03-01
+  touchstone inventory set node-7 --watts-idle 110 --watts-busy 420
+  touchstone inventory set --watts-nameplate 750     this host";
+
+pub const INVENTORY_IMPORT: &str = "\
+Examples:
+  touchstone inventory import farm.csv     host,price,currency,date,watts_idle,watts_busy,watts_nameplate
+  touchstone inventory import farm.toml    [[host]] tables of key = value";
+
+pub const INVENTORY_LIST: &str = "\
+Examples:
+  touchstone inventory list
+  touchstone inventory list --json";
+
 pub const PREDICT: &str = "\
 Examples:
   touchstone app --name reco -- ./reco in.root   on each machine first

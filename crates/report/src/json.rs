@@ -44,6 +44,22 @@ fn run_json(r: &Run) -> Value {
     })
 }
 
+/// The cost figures (`touchstone_analysis::cost::Cost`), each run's in
+/// the report's order, where the model has them.
+fn add_cost(doc: &mut Value, model: &Model) {
+    let Some(c) = &model.cost else {
+        return;
+    };
+    let runs: Vec<&touchstone_analysis::cost::RunCost> =
+        model.order.iter().filter_map(|&r| c.of_row(r)).collect();
+    doc["cost"] = json!({
+        "base": model.matrix.runs[c.base].id,
+        "currency": c.currency,
+        "notes": c.notes,
+        "runs": runs,
+    });
+}
+
 pub fn summary(model: &Model) -> String {
     let (m, order) = (&model.matrix, &model.order);
     let rows: Vec<Value> = order
@@ -73,13 +89,14 @@ pub fn summary(model: &Model) -> String {
                 .map(move |a| curve_json(m.runs[r], a))
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "report": "summary",
         "runs": order.iter().map(|&r| run_json(m.runs[r])).collect::<Vec<_>>(),
         "columns": m.columns,
         "rows": rows,
         "curves": curves,
     });
+    add_cost(&mut doc, model);
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
 
@@ -119,7 +136,7 @@ pub fn comparison(model: &Model) -> String {
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "report": "compare",
         "base": run_json(base),
         "runs": c.others.iter().map(|&o| run_json(m.runs[o])).collect::<Vec<_>>(),
@@ -127,6 +144,7 @@ pub fn comparison(model: &Model) -> String {
         "index": index,
         "curves": curves,
     });
+    add_cost(&mut doc, model);
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
 

@@ -7,6 +7,7 @@
 //! `layout`, and `curves` for load curves) that the formats draw alike.
 
 pub mod colour;
+pub mod cost;
 pub mod csv;
 pub mod curve_flags;
 pub mod curves;

@@ -13,6 +13,9 @@ impl Render for Markdown {
     fn summary(&self, m: &Model) -> String {
         let (sheets, note) = text::summary_sheets(m);
         let mut notes = vec![note.to_string()];
+        if m.cost.is_some() {
+            notes.push(crate::cost::COST_NOTE.to_string());
+        }
         if !m.layout.wide {
             notes.push(layout::run_legend(&m.matrix, &m.order).replace('\n', "\n\n"));
         }

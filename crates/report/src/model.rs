@@ -9,6 +9,7 @@
 
 use touchstone_analysis::compare::{compare, Comparison};
 use touchstone_analysis::compare_curves::{compare_runs, CurveComparison};
+use touchstone_analysis::cost::Cost;
 use touchstone_analysis::curve_analysis::Analysed;
 use touchstone_analysis::index::{indices, IndexLine};
 use touchstone_analysis::outliers::Group;
@@ -55,6 +56,9 @@ pub struct Model<'a> {
     /// runs against the first (its index and comparison).
     pub compared: Option<Compared>,
     pub fleet: Option<Fleet>,
+    /// Each run's index per 1,000 of the currency and per watt, where its
+    /// host's inventory is known (`touchstone_analysis::cost`).
+    pub cost: Option<Cost>,
     /// A page over more than `DETAIL_RUNS` runs: the first of them whole
     /// (samples and curves), drawn in detail.
     pub detail: Option<Box<Model<'a>>>,
@@ -108,6 +112,7 @@ impl<'a> Model<'a> {
             order,
             layout,
             fleet: None,
+            cost: None,
             detail: None,
             generated: String::new(),
         }
@@ -141,6 +146,7 @@ impl<'a> Model<'a> {
             order,
             layout,
             fleet: None,
+            cost: None,
             detail: None,
             generated: String::new(),
         }
@@ -168,6 +174,7 @@ impl<'a> Model<'a> {
             matrix,
             layout,
             fleet: None,
+            cost: None,
             detail: None,
             generated: String::new(),
         }
@@ -202,6 +209,7 @@ impl<'a> Model<'a> {
             matrix,
             layout: self.layout,
             fleet: None,
+            cost: None,
             detail: None,
             generated: self.generated.clone(),
         }
@@ -210,6 +218,12 @@ impl<'a> Model<'a> {
     /// The fleet's verdict to report with the summary.
     pub fn with_fleet(mut self, fleet: Fleet) -> Model<'a> {
         self.fleet = Some(fleet);
+        self
+    }
+
+    /// The cost figures to report beside the index.
+    pub fn with_cost(mut self, cost: Option<Cost>) -> Model<'a> {
+        self.cost = cost;
         self
     }
 

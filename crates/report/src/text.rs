@@ -18,14 +18,22 @@ pub struct Text;
 
 /// The summary's tables and their note, in the layout asked for.
 pub(crate) fn summary_sheets(m: &Model) -> (Vec<sheet::Sheet>, &'static str) {
-    if m.layout.wide {
+    let (mut sheets, note) = if m.layout.wide {
         (sheet::summary(&m.matrix, &m.order), SUMMARY_NOTE)
     } else {
         (
             layout::summary(&m.matrix, &m.order, m.layout.width),
             FAMILY_NOTE,
         )
-    }
+    };
+    sheets.extend(cost_sheet(m));
+    (sheets, note)
+}
+
+/// The cost figures' sheet, where the model has them.
+pub(crate) fn cost_sheet(m: &Model) -> Option<sheet::Sheet> {
+    let c = m.cost.as_ref()?;
+    Some(crate::cost::sheet(&m.matrix, c, &m.order))
 }
 
 /// The comparison's tables: measurements (per family, or per group when
@@ -39,12 +47,16 @@ pub(crate) fn comparison_sheets(m: &Model) -> (Vec<sheet::Sheet>, Vec<sheet::She
     };
     let mut rest = curves::comparison_sheets(&m.matrix, c);
     rest.push(sheet::index(&m.matrix, &c.comparison, &c.index));
+    rest.extend(cost_sheet(m));
     (measured, rest)
 }
 
 /// The comparison's notes: the curves' when there are any.
 pub(crate) fn comparison_notes(m: &Model) -> Vec<String> {
     let mut notes = vec![COMPARE_NOTE.to_string()];
+    if m.cost.is_some() {
+        notes.push(crate::cost::COST_NOTE.to_string());
+    }
     let c = m.compared.as_ref().expect("a comparison's model compares");
     if c.curves.iter().any(|v| !v.is_empty()) {
         notes.push(CURVE_COMPARE_NOTE.to_string());
@@ -80,6 +92,14 @@ fn at_scale(m: &Model, runs_with_curves: usize) -> String {
     out
 }
 
+/// The cost sheet with its note, where the model has cost figures.
+fn cost_text(m: &Model) -> String {
+    match cost_sheet(m) {
+        Some(s) => format!("\n{}{}\n", tables::render(&[s]), crate::cost::COST_NOTE),
+        None => String::new(),
+    }
+}
+
 impl Render for Text {
     fn summary(&self, m: &Model) -> String {
         let mut out = String::new();
@@ -90,6 +110,7 @@ impl Render for Text {
         let with_curves = m.rows_with_curves();
         if m.matrix.runs.len() > DETAIL_RUNS && !m.layout.wide {
             out.push_str(&at_scale(m, with_curves.len()));
+            out.push_str(&cost_text(m));
             return out;
         }
         if !m.matrix.columns.is_empty() || with_curves.is_empty() {
@@ -112,6 +133,7 @@ impl Render for Text {
                 curve_tables(&m.curves[r], true)
             ));
         }
+        out.push_str(&cost_text(m));
         out
     }
 

@@ -10,6 +10,11 @@
 //! document without curves, and either is a version-3 document of one
 //! round, so each reads as one.
 //!
+//! A document may also carry the inventory of its runs' hosts
+//! (`inventory`: price and power, `crate::inventory`), after its runs;
+//! one without it reads as one with none, and a touchstone before it
+//! ignores it (an unknown field).
+//!
 //! A document of any number of runs is written and read one run at a time
 //! (`DocumentWriter`, `read_each`): what must fit in memory, and what the
 //! size limit bounds, is one run.
@@ -20,6 +25,7 @@ use std::io::{Read, Write};
 use serde::de::{DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::inventory::HostCost;
 use crate::model::Run;
 use crate::validate::{self, Invalid};
 
@@ -41,6 +47,8 @@ pub struct Document {
     pub version: u32,
     pub exported_at: chrono::DateTime<chrono::Utc>,
     pub runs: Vec<Run>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inventory: Vec<HostCost>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +79,7 @@ pub fn to_document(runs: Vec<Run>) -> Document {
         version: FORMAT_VERSION,
         exported_at: chrono::Utc::now(),
         runs,
+        inventory: Vec::new(),
     }
 }
 
@@ -115,9 +124,24 @@ impl<W: Write> DocumentWriter<W> {
     }
 
     /// Close the list and the document (no newline after it, as `to_string`).
-    pub fn finish(mut self) -> std::io::Result<W> {
+    pub fn finish(self) -> std::io::Result<W> {
+        self.finish_with(&[])
+    }
+
+    /// Close the list, add the hosts' `inventory` (none: no field), and
+    /// close the document, laid out as `to_string_pretty` lays it out.
+    pub fn finish_with(mut self, inventory: &[HostCost]) -> std::io::Result<W> {
         self.out
-            .write_all(if self.runs == 0 { b"]\n}" } else { b"\n  ]\n}" })?;
+            .write_all(if self.runs == 0 { b"]" } else { b"\n  ]" })?;
+        if !inventory.is_empty() {
+            let text = serde_json::to_string_pretty(inventory).expect("an entry serialises");
+            write!(
+                self.out,
+                ",\n  \"inventory\": {}",
+                text.replace('\n', "\n  ")
+            )?;
+        }
+        self.out.write_all(b"\n}")?;
         Ok(self.out)
     }
 }
@@ -151,6 +175,7 @@ fn read_limited(reader: impl Read, limit: u64) -> Result<Document, JsonError> {
         version: head.version,
         exported_at: head.exported_at,
         runs,
+        inventory: head.inventory,
     })
 }
 
@@ -168,6 +193,8 @@ pub struct Head {
     pub format: String,
     pub version: u32,
     pub exported_at: chrono::DateTime<chrono::Utc>,
+    /// The hosts' inventory the document carries, each entry checked.
+    pub inventory: Vec<HostCost>,
 }
 
 /// Read a document of any size from `reader` one run at a time: its format
@@ -366,6 +393,7 @@ where
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
         use serde::de::Error;
         let (mut format, mut version, mut exported_at, mut runs) = (None, None, None, None);
+        let mut inventory: Vec<HostCost> = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "format" => {
@@ -397,6 +425,17 @@ where
                     runs = Some(());
                     self.heard.in_runs.set(false);
                 }
+                "inventory" => {
+                    inventory = map.next_value()?;
+                    for e in &inventory {
+                        if let Err(why) = e.check() {
+                            return Err(A::Error::custom(format!(
+                                "inventory of host '{}': {why}",
+                                e.host
+                            )));
+                        }
+                    }
+                }
                 // Fields of a later minor revision are ignored, as serde does.
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -416,6 +455,7 @@ where
             format,
             version,
             exported_at: exported_at.ok_or_else(|| A::Error::missing_field("exported_at"))?,
+            inventory,
         })
     }
 }

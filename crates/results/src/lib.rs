@@ -11,6 +11,7 @@ pub mod curve;
 pub mod fingerprint;
 pub mod groups;
 pub mod host;
+pub mod inventory;
 pub mod json;
 pub mod model;
 pub mod random;

@@ -33,10 +33,12 @@
 //! store is brought to the current version when opened for writing (one
 //! transaction that only adds the empty table and the empty columns);
 //! nothing already stored changes, and a measurement stored without a
-//! brief is read in brief from its document. Opened read-only, an older
-//! store is read as it is.
+//! brief is read in brief from its document; 5 the `inventory` table
+//! (`crate::inventory`: each host's price and power). Opened read-only,
+//! an older store is read as it is.
 
 mod import;
+mod inventory;
 mod owner;
 pub mod place;
 mod read;
@@ -56,7 +58,7 @@ pub use owner::{Liveness, Owner};
 
 /// "TSTN": marks a SQLite file as a touchstone store (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5453_544e;
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 /// How long an operation waits for another process's lock before the store
 /// is reported locked. Writers hold the lock for milliseconds (one
 /// measurement, one run header); generous, so that a farm node's several
@@ -398,6 +400,9 @@ impl Store {
             if from < 4 {
                 steps += BRIEFS_TABLE;
             }
+            if from < 5 {
+                steps += INVENTORY_TABLE;
+            }
             tx.execute_batch(&format!(
                 "{steps}
                  PRAGMA application_id = {APPLICATION_ID};
@@ -454,8 +459,13 @@ const BRIEFS_TABLE: &str = "CREATE TABLE IF NOT EXISTS briefs (
                      PRIMARY KEY (run_id, seq)
                  ) WITHOUT ROWID;";
 
-/// What a reader makes of a run stored as `running`: still running, or
-/// crashed, and why.
+/// Added in schema version 5: each host's price and power, by its
+/// identity or name (`crate::inventory::HostCost` as JSON).
+const INVENTORY_TABLE: &str = "CREATE TABLE IF NOT EXISTS inventory (
+                     host TEXT PRIMARY KEY,
+                     doc TEXT NOT NULL
+                 ) WITHOUT ROWID;";
+
 /// The families and workloads a run measured, from the store's two
 /// comma-joined lists, each once and in name order.
 fn names_of(families: Option<String>, workloads: Option<String>) -> Vec<String> {

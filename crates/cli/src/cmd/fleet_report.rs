@@ -21,7 +21,7 @@ use touchstone_report::Format;
 use touchstone_results::store::Open;
 use touchstone_results::{Brief, Run};
 
-use super::report::{drawn, layout, selection, summary_model};
+use super::report::{cost_of, cost_order, drawn, layout, selection, summary_model};
 use super::stored::{load_headers, none_readable, readable, warn_skipped};
 use crate::args::FleetReportArgs;
 use crate::error::CliError;
@@ -75,7 +75,15 @@ pub fn report(db: Option<PathBuf>, a: FleetReportArgs) -> Result<(), CliError> {
     }
     let m = b.finish().map_err(|e| CliError::Usage(e.to_string()))?;
     let groups = judge(&m);
-    let order: Vec<usize> = (0..m.runs.len()).collect();
+    let cost = cost_of(&store, &m)?;
+    let order: Vec<usize> = match &a.sort {
+        Some(spec) => cost_order(cost.as_ref(), spec).unwrap_or_else(|| {
+            Err(CliError::Usage(format!(
+                "--sort {spec}: fleet report sorts by index, per-price or per-watt"
+            )))
+        })?,
+        None => (0..m.runs.len()).collect(),
+    };
     let whole_runs = match a.html {
         Some(_) => Some(drawn(&store, &m, &order)?),
         None => None,
@@ -86,6 +94,7 @@ pub fn report(db: Option<PathBuf>, a: FleetReportArgs) -> Result<(), CliError> {
             groups,
             pairs: pair_matrices,
         })
+        .with_cost(cost)
         .generated_at(generated);
     let format = |name| Format::named(name).expect("a format").renderer();
     if let Some(path) = &a.html {

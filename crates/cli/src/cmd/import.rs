@@ -10,6 +10,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use touchstone_results::inventory::HostCost;
 use touchstone_results::json::{self, Streamed};
 use touchstone_results::model::Run;
 use touchstone_results::store::{Open, Store};
@@ -42,6 +43,10 @@ struct Tally {
     imported: usize,
     /// Runs whose id was stored already (also earlier in this import).
     present: Vec<String>,
+    /// Hosts whose inventory the documents carried and was stored.
+    inventory: usize,
+    /// Hosts whose inventory here differs from the documents' (kept).
+    kept: Vec<String>,
 }
 
 impl Tally {
@@ -49,6 +54,16 @@ impl Tally {
         match store.import_run(run)? {
             true => self.imported += 1,
             false => self.present.push(run.id.clone()),
+        }
+        Ok(())
+    }
+
+    fn add_inventory(&mut self, store: &mut Store, inventory: &[HostCost]) -> Result<(), CliError> {
+        for entry in inventory {
+            match store.import_inventory(entry)? {
+                true => self.inventory += 1,
+                false => self.kept.push(entry.host.clone()),
+            }
         }
         Ok(())
     }
@@ -66,6 +81,15 @@ impl Tally {
                 self.present.join(", ")
             );
         }
+        if self.inventory > 0 {
+            line += &format!("; the inventory of {} host(s)", self.inventory);
+        }
+        if !self.kept.is_empty() {
+            line += &format!(
+                "; the inventory stored here kept for {} (it differs from the document's)",
+                self.kept.join(", ")
+            );
+        }
         line
     }
 }
@@ -81,19 +105,27 @@ pub fn import(db: Option<PathBuf>, files: &[PathBuf]) -> Result<(), CliError> {
     let mut store: Option<Store> = None;
     let mut tally = Tally::default();
     let read_all = || -> Result<(), CliError> {
+        let open = |store: &mut Option<Store>| -> Result<(), CliError> {
+            if store.is_none() {
+                let mut s = store::open(db.clone(), Open::CreateIfMissing)?;
+                s.begin_import()?;
+                *store = Some(s);
+            }
+            Ok(())
+        };
         for (name, reader) in inputs {
-            json::read_each(reader, |run| {
-                if store.is_none() {
-                    let mut s = store::open(db.clone(), Open::CreateIfMissing)?;
-                    s.begin_import()?;
-                    store = Some(s);
-                }
+            let head = json::read_each(reader, |run| {
+                open(&mut store)?;
                 tally.add(store.as_mut().expect("opened"), &run)
             })
             .map_err(|e| match e {
                 Streamed::Json(source) => CliError::Json { path: name, source },
                 Streamed::Refused(e) => e,
             })?;
+            if !head.inventory.is_empty() {
+                open(&mut store)?;
+                tally.add_inventory(store.as_mut().expect("opened"), &head.inventory)?;
+            }
         }
         Ok(())
     };

@@ -9,6 +9,7 @@ mod fleet_slurm;
 mod generate;
 mod history;
 mod import;
+mod inventory;
 mod list;
 mod predict;
 mod report;
@@ -19,7 +20,7 @@ mod stored;
 
 use touchstone_results::store::{Open, Store};
 
-use crate::args::{Cli, Command, RunsAction};
+use crate::args::{Cli, Command, InventoryAction, RunsAction};
 use crate::error::CliError;
 use crate::store::open;
 use touchstone_report::Format;
@@ -70,6 +71,11 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             stored::export(&open(db, Open::ReadOnly)?, &runs, output.as_deref())
         }
         Command::Import { files } => import::import(db, &files),
+        Command::Inventory { action } => match action {
+            InventoryAction::Set(a) => inventory::set(db, a),
+            InventoryAction::Import { file } => inventory::import(db, &file),
+            InventoryAction::List { json } => inventory::list(&open(db, Open::ReadOnly)?, json),
+        },
         Command::App(a) => app::app(db, a),
         Command::Predict(a) => predict::predict(&open(db, Open::ReadOnly)?, a),
         Command::Report(a) => report::report(&open(db, Open::ReadOnly)?, &a),

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use touchstone_analysis::cost::{costs, Cost, CostKey};
 use touchstone_analysis::table::Matrix;
 use touchstone_report::model::DETAIL_RUNS;
 use touchstone_report::{Format, Layout, Media, Model};
@@ -137,6 +138,40 @@ pub(super) fn summary_model<'a>(
     Ok(overview.with_detail(detail))
 }
 
+/// The cost figures of the runs of `m` against its first run, from the
+/// store's inventory (None: no host of theirs is in it).
+pub(super) fn cost_of(store: &Store, m: &Matrix) -> Result<Option<Cost>, CliError> {
+    Ok(costs(m, 0, &store.inventory()?))
+}
+
+/// The rows best first by the cost figure `spec` names (`index`,
+/// `per-price`, `per-watt`), or None when it names none of them; an error
+/// when no run has that figure.
+pub(super) fn cost_order(cost: Option<&Cost>, spec: &str) -> Option<Result<Vec<usize>, CliError>> {
+    let key = CostKey::named(spec)?;
+    let has = |c: &Cost| {
+        c.runs.iter().any(|r| match key {
+            CostKey::Index => r.index.is_some(),
+            CostKey::PerPrice => r.per_price.is_some(),
+            CostKey::PerWatt => r.per_watt.is_some(),
+        })
+    };
+    Some(match cost {
+        Some(c) if has(c) => Ok(c.order(key)),
+        Some(c) if key == CostKey::PerPrice && !c.notes.is_empty() => {
+            Err(usage(format!("--sort {spec}: {}", c.notes.join("; "))))
+        }
+        _ => Err(usage(format!(
+            "--sort {spec}: no run's host has {} in the inventory (touchstone inventory set)",
+            match key {
+                CostKey::Index => "a price or power",
+                CostKey::PerPrice => "a price",
+                CostKey::PerWatt => "busy or nameplate watts",
+            }
+        ))),
+    })
+}
+
 pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     // Both outputs are checked before either is written.
     for p in a.html.iter().chain(&a.output) {
@@ -144,8 +179,12 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     }
     let (runs, unreadable) = load_headers(store, &selection(store, &a.runs)?)?;
     let m = readable_matrix(store, &runs, unreadable)?;
+    let cost = cost_of(store, &m)?;
     let order = match &a.sort {
-        Some(spec) => m.order(&m.sort_key(spec).map_err(usage)?),
+        Some(spec) => match cost_order(cost.as_ref(), spec) {
+            Some(order) => order?,
+            None => m.order(&m.sort_key(spec).map_err(usage)?),
+        },
         None => (0..m.runs.len()).collect(),
     };
     // With --html, the text report only where asked for (-o, --format).
@@ -165,6 +204,7 @@ pub fn report(store: &Store, a: &ReportArgs) -> Result<(), CliError> {
     let layout = layout(a.wide, a.output.as_deref());
     let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
     let model = summary_model(m, order, layout, whole_runs.as_deref(), text.is_some())?
+        .with_cost(cost)
         .generated_at(generated);
     if let Some(path) = &a.html {
         let page = Format::named("html")
@@ -208,8 +248,22 @@ pub fn compare(store: &Store, a: &CompareArgs) -> Result<(), CliError> {
         // Faster/slower are coloured on a terminal, never in a file.
         touchstone_report::colour::disable();
     }
+    let cost = cost_of(store, &m)?;
+    let order = match &a.sort {
+        Some(spec) => Some(cost_order(cost.as_ref(), spec).unwrap_or_else(|| {
+            Err(usage(format!(
+                "--sort {spec}: compare sorts by index, per-price or per-watt"
+            )))
+        })?),
+        None => None,
+    };
     let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
-    let model = Model::comparison(m, layout(a.wide, a.output.as_deref())).generated_at(generated);
+    let mut model = Model::comparison(m, layout(a.wide, a.output.as_deref()))
+        .with_cost(cost)
+        .generated_at(generated);
+    if let Some(order) = order {
+        model.order = order;
+    }
     let r = a.format.renderer();
     emit(store, a.output.as_deref(), r.media(), &r.comparison(&model))
 }

@@ -31,8 +31,34 @@ pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliE
         ));
     } else {
         print(&terminal::runs(&rows));
+        print(&inventory_lines(
+            store,
+            rows.iter().map(|r| r.hostname.as_str()),
+        )?);
     }
     Ok(())
+}
+
+/// A line for each inventory entry of the hosts named `hostnames` (an
+/// entry by identity counts for its name), each once: under `runs` and `show`.
+fn inventory_lines<'h>(
+    store: &Store,
+    hostnames: impl Iterator<Item = &'h str>,
+) -> Result<String, CliError> {
+    let all = store.inventory()?;
+    let names: std::collections::BTreeSet<&str> = hostnames.collect();
+    let mut out = String::new();
+    for c in &all {
+        let name = c.host.split('#').next().unwrap_or(&c.host);
+        if names.contains(name) {
+            out += &format!(
+                "inventory: {}: {}\n",
+                c.host,
+                touchstone_results::inventory::describe(c)
+            );
+        }
+    }
+    Ok(out)
 }
 
 pub fn show(store: &Store, spec: &str, format: Format, warnings: bool) -> Result<(), CliError> {
@@ -43,6 +69,18 @@ pub fn show(store: &Store, spec: &str, format: Format, warnings: bool) -> Result
     }
     let r = format.renderer();
     output::print_as(r.media(), &r.run(&Model::run(&run)));
+    if format.name() == "table" {
+        let identity = run.host.identity();
+        if let Some(c) =
+            touchstone_results::inventory::find(&store.inventory()?, &identity, &run.host.hostname)
+        {
+            print(&format!(
+                "inventory: {}: {}\n",
+                c.host,
+                touchstone_results::inventory::describe(c)
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -128,6 +166,8 @@ fn write_document_within(
     max_run: u64,
 ) -> Result<(), Stop> {
     let mut doc = json::DocumentWriter::begin(out).map_err(Stop::Io)?;
+    let inventory = store.inventory().map_err(Stop::Store)?;
+    let mut hosts: Vec<(String, String)> = Vec::new();
     for id in ids {
         if output::stdout_closed() {
             break;
@@ -145,8 +185,14 @@ fn write_document_within(
             oversized(id, text.len());
         }
         doc.write_run(&shown(&text)).map_err(Stop::Io)?;
+        hosts.push((run.host.identity(), run.host.hostname.clone()));
     }
-    doc.finish().map_err(Stop::Io)?;
+    // The inventory of the hosts whose runs went out, each entry once.
+    let carried: Vec<_> = inventory
+        .into_iter()
+        .filter(|c| hosts.iter().any(|(id, name)| c.is_for(id, name)))
+        .collect();
+    doc.finish_with(&carried).map_err(Stop::Io)?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! (charts, tables, peak/knee/USL lines) and histograms of raw samples.
 
 pub mod charts;
+pub mod cost_charts;
 pub mod curve_charts;
 pub mod history_page;
 pub mod latency_distributions;
@@ -278,7 +279,7 @@ fn page(model: &Model) -> String {
     );
     let _ = write!(
         out,
-        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a>{}<a href="#index">Index</a><a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
+        r##"<header><h1>touchstone report</h1><div class="muted">{} run(s) · {} · generated {}</div><nav><a href="#runs">Runs</a>{}<a href="#index">Index</a>{}<a href="#comparison">Comparison</a><a href="#summary">Summary</a><a href="#mem-lat">Memory latency</a><a href="#bandwidth">Bandwidth</a><a href="#throughput">Throughput</a><a href="#curves">Load curves</a><a href="#histograms">Samples</a></nav></header>"##,
         m.runs.len(),
         m.columns.len().to_string() + " measurement(s)",
         escape(&model.generated),
@@ -287,6 +288,10 @@ fn page(model: &Model) -> String {
                 r##"<a href="#fleet">Fleet</a><a href="#pairs">Network</a>"##
             }
             Some(_) => r##"<a href="#fleet">Fleet</a>"##,
+            None => "",
+        },
+        match model.cost {
+            Some(_) => r##"<a href="#cost">Cost</a>"##,
             None => "",
         }
     );
@@ -340,6 +345,7 @@ fn page(model: &Model) -> String {
         _ => out.push_str(r#"<p class="note">One run: nothing to index against.</p>"#),
     }
     out.push_str("</section>");
+    cost_charts::section(&mut out, model);
 
     if let Some(c) = &drawn.compared {
         comparison_section(&mut out, &drawn.matrix, &c.comparison, at_scale);
