@@ -11,31 +11,13 @@ mod cli;
 #[path = "support/synth.rs"]
 mod synth;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use browser::{chromium, headless, rendered};
-use cli::{ok, touchstone};
+use cli::{fails, ok, store, touchstone};
 use serde_json::Value;
 use synth::{measurement, noisy, run, usl_curve, Rng};
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
-
-fn fails(db: &Path, args: &[&str]) -> String {
-    let out = touchstone(db, args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "touchstone {args:?} should fail"
-    );
-    String::from_utf8(out.stderr).unwrap()
-}
-
-fn store(dir: &Path, runs: &[Run]) -> PathBuf {
-    let db = dir.join("results.sqlite");
-    let mut s = Store::open(&db, Open::CreateIfMissing).unwrap();
-    s.import_runs(runs).unwrap();
-    db
-}
 
 /// Eleven samples within ±0.5 % of `v`: any 2× difference is real.
 fn tight(rng: &mut Rng, v: f64) -> Vec<f64> {

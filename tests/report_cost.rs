@@ -12,28 +12,10 @@ mod synth;
 use std::path::{Path, PathBuf};
 
 use browser::rendered;
-use cli::{ok, touchstone};
+use cli::{fails, ok, store};
 use serde_json::Value;
 use synth::{measurement, noisy, run, Rng};
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
-
-fn store(dir: &Path, runs: &[Run]) -> PathBuf {
-    let db = dir.join("results.sqlite");
-    let mut s = Store::open(&db, Open::CreateIfMissing).unwrap();
-    s.import_runs(runs).unwrap();
-    db
-}
-
-fn fails(db: &Path, args: &[&str]) -> String {
-    let out = touchstone(db, args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "touchstone {args:?} should fail"
-    );
-    String::from_utf8(out.stderr).unwrap()
-}
 
 /// Three hosts of known speed, price and power (issue 30): alpha the
 /// base (index 100), beta twice as fast (200), gamma four times (400).

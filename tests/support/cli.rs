@@ -1,8 +1,12 @@
 //! The built binary run against a temporary database (`TOUCHSTONE_DB`),
 //! never the user's: what the end-to-end test binaries share.
+#![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use touchstone_results::store::{Open, Store};
+use touchstone_results::Run;
 
 /// `touchstone ARGS` on the database `db`, whatever its exit.
 pub fn touchstone(db: &Path, args: &[&str]) -> Output {
@@ -22,4 +26,24 @@ pub fn ok(db: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `touchstone ARGS` on `db`, which must refuse with exit status 2 (bad
+/// input): its standard error.
+pub fn fails(db: &Path, args: &[&str]) -> String {
+    let out = touchstone(db, args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "touchstone {args:?} should fail"
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// A store in `dir` holding `runs`: its path.
+pub fn store(dir: &Path, runs: &[Run]) -> PathBuf {
+    let db = dir.join("results.sqlite");
+    let mut s = Store::open(&db, Open::CreateIfMissing).unwrap();
+    s.import_runs(runs).unwrap();
+    db
 }
