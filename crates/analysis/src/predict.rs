@@ -434,8 +434,7 @@ fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
-    use touchstone_results::host::Host;
-    use touchstone_results::{ClockInfo, Measurement, RunOptions, RunStatus, Summary, Tool};
+    use touchstone_results::{Measurement, Summary};
 
     /// A deterministic uniform generator in [0, 1) (xorshift), so the
     /// "noise" is reproducible.
@@ -476,45 +475,9 @@ mod tests {
 
     fn run(host: &str, second: i64, ms: Vec<Measurement>) -> Run {
         Run {
-            id: format!("{host}-{second}"),
-            label: None,
-            host: Host {
-                hostname: host.into(),
-                ..Host::default()
-            },
-            tool: Tool {
-                name: "touchstone".into(),
-                version: "0".into(),
-                profile: "release".into(),
-                rustc: None,
-            },
-            clock: ClockInfo {
-                source: "test".into(),
-                resolution_ns: 1.0,
-                declared_resolution_ns: 1.0,
-                read_cost_ns: 1.0,
-                min_interval_ns: 1,
-            },
-            options: RunOptions {
-                selection: vec![],
-                repetitions: 1,
-                parallel: vec![1],
-                quick: false,
-                target_interval_ns: 1,
-                parallel_interval_ns: 1,
-                warmup_ns: 0,
-                rounds: 1,
-                seed: None,
-                workload: None,
-            },
             started_at: Utc.timestamp_opt(second, 0).unwrap(),
-            ended_at: None,
-            status: RunStatus::Complete,
-            reason: None,
-            warnings: vec![],
-            notes: Vec::new(),
             measurements: ms,
-            curves: vec![],
+            ..Run::synthetic(&format!("{host}-{second}"), host)
         }
     }
 

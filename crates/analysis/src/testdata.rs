@@ -5,52 +5,12 @@ use touchstone_results::convergence::Rule;
 use touchstone_results::curve::{
     latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
-use touchstone_results::host::Host;
-use touchstone_results::{
-    ClockInfo, Measurement, Run, RunOptions, RunStatus, Statistic, Summary, Tool, Unit,
-};
+use touchstone_results::{Measurement, Run, Statistic, Summary, Unit};
 
 pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
     Run {
-        id: id.into(),
-        label: None,
-        host: Host {
-            hostname: host.into(),
-            ..Default::default()
-        },
-        tool: Tool {
-            name: "touchstone".into(),
-            version: "test".into(),
-            profile: "release".into(),
-            rustc: None,
-        },
-        clock: ClockInfo {
-            source: "test".into(),
-            resolution_ns: 1.0,
-            declared_resolution_ns: 1.0,
-            read_cost_ns: 20.0,
-            min_interval_ns: 1000,
-        },
-        options: RunOptions {
-            selection: vec![],
-            repetitions: 11,
-            parallel: vec![1],
-            quick: false,
-            target_interval_ns: 1000,
-            parallel_interval_ns: 1000,
-            warmup_ns: 0,
-            rounds: 1,
-            seed: None,
-            workload: None,
-        },
-        started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
-        ended_at: None,
-        status: RunStatus::Complete,
-        reason: None,
-        warnings: vec![],
-        notes: Vec::new(),
         measurements,
-        curves: Vec::new(),
+        ..Run::synthetic(id, host)
     }
 }
 

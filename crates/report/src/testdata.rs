@@ -128,49 +128,9 @@ pub fn snapshot(name: &str, text: &str) {
 
 /// A run on host `host` holding `curves` and no measurements.
 pub fn run(id: &str, host: &str, curves: Vec<Curve>) -> touchstone_results::Run {
-    use chrono::{TimeZone, Utc};
-    use touchstone_results::host::Host;
-    use touchstone_results::{ClockInfo, RunOptions, RunStatus, Tool};
     touchstone_results::Run {
-        id: id.into(),
-        label: None,
-        host: Host {
-            hostname: host.into(),
-            ..Default::default()
-        },
-        tool: Tool {
-            name: "touchstone".into(),
-            version: "test".into(),
-            profile: "release".into(),
-            rustc: None,
-        },
-        clock: ClockInfo {
-            source: "test".into(),
-            resolution_ns: 1.0,
-            declared_resolution_ns: 1.0,
-            read_cost_ns: 20.0,
-            min_interval_ns: 1000,
-        },
-        options: RunOptions {
-            selection: vec![],
-            repetitions: 11,
-            parallel: vec![1],
-            quick: false,
-            target_interval_ns: 1000,
-            parallel_interval_ns: 1000,
-            warmup_ns: 0,
-            rounds: 1,
-            seed: None,
-            workload: None,
-        },
-        started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
-        ended_at: None,
-        status: RunStatus::Complete,
-        reason: None,
-        warnings: vec![],
-        notes: Vec::new(),
-        measurements: vec![],
         curves,
+        ..touchstone_results::Run::synthetic(id, host)
     }
 }
 

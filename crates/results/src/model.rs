@@ -50,6 +50,57 @@ pub struct Run {
     pub curves: Vec<crate::curve::Curve>,
 }
 
+impl Run {
+    /// A complete run of host `hostname` that measured nothing, with
+    /// neutral settings (11 repetitions, one round, one process, a 1 ns
+    /// clock, 1 Jan 2024): the skeleton that synthetic runs (tests, the
+    /// farm generator) fill in with `Run { measurements, ..Run::synthetic(..) }`.
+    pub fn synthetic(id: &str, hostname: &str) -> Run {
+        use chrono::TimeZone;
+        Run {
+            id: id.into(),
+            label: None,
+            host: Host {
+                hostname: hostname.into(),
+                ..Host::default()
+            },
+            tool: Tool {
+                name: "touchstone".into(),
+                version: "test".into(),
+                profile: "release".into(),
+                rustc: None,
+            },
+            clock: ClockInfo {
+                source: "test".into(),
+                resolution_ns: 1.0,
+                declared_resolution_ns: 1.0,
+                read_cost_ns: 20.0,
+                min_interval_ns: 1000,
+            },
+            options: RunOptions {
+                selection: vec![],
+                repetitions: 11,
+                parallel: vec![1],
+                quick: false,
+                target_interval_ns: 1000,
+                parallel_interval_ns: 1000,
+                warmup_ns: 0,
+                rounds: 1,
+                seed: None,
+                workload: None,
+            },
+            started_at: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
+            ended_at: None,
+            status: RunStatus::Complete,
+            reason: None,
+            warnings: vec![],
+            notes: Vec::new(),
+            measurements: Vec::new(),
+            curves: Vec::new(),
+        }
+    }
+}
+
 /// A stored run in brief: one line of `touchstone runs`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
@@ -323,42 +374,9 @@ mod tests {
 
     fn run(status: RunStatus, reason: Option<&str>) -> Run {
         Run {
-            id: "0123456789abcdef".into(),
-            label: None,
-            host: Host::default(),
-            tool: Tool {
-                name: "touchstone".into(),
-                version: "0.1.0".into(),
-                profile: "release".into(),
-                rustc: None,
-            },
-            clock: ClockInfo {
-                source: "test".into(),
-                resolution_ns: 1.0,
-                declared_resolution_ns: 1.0,
-                read_cost_ns: 20.0,
-                min_interval_ns: 20_000,
-            },
-            options: RunOptions {
-                selection: vec![],
-                repetitions: 11,
-                parallel: vec![1],
-                quick: false,
-                target_interval_ns: 5_000_000,
-                parallel_interval_ns: 1_000_000_000,
-                warmup_ns: 10_000_000,
-                rounds: 1,
-                seed: None,
-                workload: None,
-            },
-            started_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),
-            ended_at: None,
             status,
             reason: reason.map(String::from),
-            warnings: vec![],
-            notes: Vec::new(),
-            measurements: vec![],
-            curves: vec![],
+            ..Run::synthetic("0123456789abcdef", "")
         }
     }
 
