@@ -21,6 +21,7 @@
 //! docs/reports.md says why these thresholds. Pure functions.
 
 pub mod assess;
+pub mod confirm;
 
 use serde::Serialize;
 use touchstone_results::Unit;

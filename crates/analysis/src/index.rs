@@ -9,17 +9,43 @@
 //! memory-latency sweep) weighs no more than one with few. The harness
 //! self-check group measures touchstone, not the machine, and is left out.
 //!
-//! Each index has an interval: the same geometric means taken of the low
-//! ends of the figures' ratio intervals and of their high ends. It holds
-//! whenever every ratio's interval holds, whatever their dependence — and
-//! the causes that move one run's figures together (the machine's state,
-//! what else ran) are what makes them dependent. An index whose interval
-//! contains 100 is not significantly different from the base.
+//! Each index has a 95 % interval. Where every figure of both runs was
+//! measured in rounds (results format 3), it is a bootstrap over rounds
+//! (`IntervalMethod::Rounds`): each run's rounds are resampled with
+//! replacement — the same draw for all its figures, so what moved one
+//! round's figures together stays together — each figure's headline is
+//! recomputed as the median of its resampled rounds' figures, the indices
+//! are recomputed, and the interval is the 2.5th and 97.5th percentiles of
+//! `BOOTSTRAP_RESAMPLES` such indices, from a fixed seed (the same interval
+//! every time). Otherwise (runs stored before rounds, or one round) it is
+//! the bound (`IntervalMethod::Bound`): the same geometric means taken of
+//! the low ends of the figures' ratio intervals and of their high ends,
+//! which holds whenever every ratio's interval holds whatever their
+//! dependence, but is far too wide to tell anything (two quick runs of one
+//! machine: 98.8 in [54.7, 178.6]). An index whose interval contains 100
+//! is not significantly different from the base.
 
 use serde::Serialize;
 
+use touchstone_results::random::SplitMix64;
+use touchstone_results::stats::quantile_sorted;
+
 use crate::compare::{speedup, Comparison};
 use crate::table::Matrix;
+
+/// Resamples of the bootstrap over rounds, and its seed.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+pub const BOOTSTRAP_SEED: u64 = 0x7063_6831_5f69_6478;
+
+/// How an index's interval was built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Percentile bootstrap over the runs' rounds (every figure has rounds).
+    Rounds,
+    /// Geometric means of the figures' interval ends (some figure of one round).
+    Bound,
+}
 
 /// Groups that never enter an index.
 pub const EXCLUDED_GROUPS: &[&str] = &["harness"];
@@ -41,6 +67,8 @@ pub struct IndexLine {
     pub values: Vec<Option<f64>>,
     /// Each index's interval (low, high), on the same scale (base 100).
     pub intervals: Vec<Option<(f64, f64)>>,
+    /// How each interval was built (the same for every line of a run).
+    pub methods: Vec<IntervalMethod>,
     pub counts: Vec<usize>,
 }
 
@@ -99,6 +127,7 @@ pub fn indices(m: &Matrix, c: &Comparison) -> Vec<IndexLine> {
                 group: g,
                 values,
                 intervals,
+                methods: vec![IntervalMethod::Bound; c.others.len()],
                 counts,
             });
         }
@@ -118,12 +147,156 @@ pub fn indices(m: &Matrix, c: &Comparison) -> Vec<IndexLine> {
         group: "overall".into(),
         values: (0..c.others.len()).map(|k| overall_of(k).0).collect(),
         intervals: (0..c.others.len()).map(|k| overall_of(k).1).collect(),
+        methods: vec![IntervalMethod::Bound; c.others.len()],
         counts: (0..c.others.len())
             .map(|k| lines.iter().map(|l| l.counts[k]).sum())
             .collect(),
     };
     lines.push(overall);
+    for k in 0..c.others.len() {
+        if let Some(per_line) = bootstrap(m, c, k, &lines) {
+            for (l, iv) in lines.iter_mut().zip(per_line) {
+                if let (Some(v), Some((a, b))) = (l.values[k], iv) {
+                    l.intervals[k] = Some((a.min(v), b.max(v)));
+                    l.methods[k] = IntervalMethod::Rounds;
+                }
+            }
+        }
+    }
     lines
+}
+
+/// One figure of the bootstrap: its group's line, whether higher is
+/// better, and the base's and the other run's round figures (a figure
+/// without rounds of its own — one derived from a sweep, such as a cache
+/// level's latency — enters as its one headline, resampled as a constant).
+struct Resampled<'a> {
+    line: usize,
+    higher_is_better: bool,
+    base: Rounds<'a>,
+    other: Rounds<'a>,
+}
+
+enum Rounds<'a> {
+    Figures(&'a [f64]),
+    Headline(f64),
+}
+
+impl Rounds<'_> {
+    fn resampled(&self, draw: &[usize], scratch: &mut Vec<f64>) -> f64 {
+        match self {
+            Rounds::Figures(f) => resampled_median(f, draw, scratch),
+            Rounds::Headline(h) => *h,
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Rounds::Figures(f) => f.len(),
+            Rounds::Headline(_) => 0,
+        }
+    }
+}
+
+/// The median of `figures` at the drawn round indices (an index beyond a
+/// figure with fewer rounds than the run wraps round).
+fn resampled_median(figures: &[f64], draw: &[usize], scratch: &mut Vec<f64>) -> f64 {
+    scratch.clear();
+    scratch.extend(draw.iter().map(|&i| figures[i % figures.len()]));
+    scratch.sort_by(f64::total_cmp);
+    quantile_sorted(scratch, 0.5)
+}
+
+/// The bootstrap interval over rounds of each line's index for run `k`
+/// (the lines as `indices` built them, "overall" last); None when either
+/// run was not measured in rounds (the bound stands then).
+fn bootstrap(
+    m: &Matrix,
+    c: &Comparison,
+    k: usize,
+    lines: &[IndexLine],
+) -> Option<Vec<Option<(f64, f64)>>> {
+    let (base_run, other_run) = (m.runs[c.base], m.runs[c.others[k]]);
+    if base_run.options.rounds < 2 || other_run.options.rounds < 2 {
+        return None;
+    }
+    let groups = lines.len() - 1;
+    let mut figures = Vec::new();
+    for r in &c.rows {
+        let col = &m.columns[r.column];
+        let Some(hib) = col.unit.higher_is_better() else {
+            continue;
+        };
+        let Some(line) = lines[..groups].iter().position(|l| l.group == col.group) else {
+            continue;
+        };
+        if r.cells[k].ratio.is_none() {
+            continue;
+        }
+        let rounds = |row: usize| -> Option<Rounds> {
+            let fig = m.cell(row, r.column)?;
+            let positive = |x: &f64| x.is_finite() && *x > 0.0;
+            Some(match fig.summary.rounds.as_ref().map(|x| &x.figures[..]) {
+                Some(f) if f.len() >= 2 && f.iter().all(positive) => Rounds::Figures(f),
+                _ if positive(&fig.value()) => Rounds::Headline(fig.value()),
+                _ => return None,
+            })
+        };
+        let (Some(base), Some(other)) = (rounds(c.base), rounds(c.others[k])) else {
+            continue;
+        };
+        figures.push(Resampled {
+            line,
+            higher_is_better: hib,
+            base,
+            other,
+        });
+    }
+    if figures.is_empty() {
+        return None;
+    }
+    let n_base = figures.iter().map(|f| f.base.len()).max()?.max(1);
+    let n_other = figures.iter().map(|f| f.other.len()).max()?.max(1);
+    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); groups + 1];
+    let (mut draw_b, mut draw_o, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    let mut sums = vec![(0.0, 0usize); groups];
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        draw_b.clear();
+        draw_b.extend((0..n_base).map(|_| rng.below(n_base)));
+        draw_o.clear();
+        draw_o.extend((0..n_other).map(|_| rng.below(n_other)));
+        sums.iter_mut().for_each(|s| *s = (0.0, 0));
+        for f in &figures {
+            let b = f.base.resampled(&draw_b, &mut scratch);
+            let o = f.other.resampled(&draw_o, &mut scratch);
+            let up = if f.higher_is_better { o / b } else { b / o };
+            sums[f.line].0 += up.ln();
+            sums[f.line].1 += 1;
+        }
+        let mut overall = (0.0, 0usize);
+        for (g, &(sum, n)) in sums.iter().enumerate() {
+            if n > 0 {
+                let log_index = sum / n as f64;
+                samples[g].push(100.0 * log_index.exp());
+                overall.0 += log_index;
+                overall.1 += 1;
+            }
+        }
+        if overall.1 > 0 {
+            samples[groups].push(100.0 * (overall.0 / overall.1 as f64).exp());
+        }
+    }
+    Some(
+        samples
+            .into_iter()
+            .map(|mut xs| {
+                (xs.len() == BOOTSTRAP_RESAMPLES).then(|| {
+                    xs.sort_by(f64::total_cmp);
+                    (quantile_sorted(&xs, 0.025), quantile_sorted(&xs, 0.975))
+                })
+            })
+            .collect(),
+    )
 }
 
 /// 100 × the geometric mean of speed-ups, and of their interval's ends.
@@ -195,58 +368,83 @@ mod tests {
         assert!((geomean(&[2.0, 8.0]).unwrap() - 4.0).abs() < 1e-12);
     }
 
-    /// The index carries an interval: runs of one machine whose figures
-    /// all moved a few per cent within their rounds' variation get an
-    /// overall index whose interval holds 100 (not significant), where the
-    /// bare geometric mean read as a 3 % loss; a real 30 % gain is told.
-    #[test]
-    fn the_index_has_an_interval_that_holds_100_for_the_same_machine() {
+    /// A figure measured in three rounds around `x`, each round off by
+    /// `noise[k]` (relative), the same for every figure of a run: what
+    /// moved one round's figures together.
+    fn rounds_of(name: &str, unit: Unit, x: f64, noise: &[f64]) -> touchstone_results::Measurement {
         use crate::testdata::with_rounds;
-        let fig = |name: &str, unit: Unit, f: &[f64]| {
-            let rounds: Vec<Vec<f64>> = f.iter().map(|&x| vec![x * 0.999, x, x * 1.001]).collect();
-            with_rounds(name, "proc", unit, &rounds)
-        };
-        let base = run(
-            "a",
-            "base",
-            vec![
-                fig("lat1", Unit::Ns, &[100.0, 104.0, 98.0]),
-                fig("lat2", Unit::Ns, &[50.0, 51.0, 49.0]),
-                fig("bw", Unit::MBps, &[1000.0, 960.0, 1010.0]),
-            ],
-        );
-        let again = run(
+        let rounds: Vec<Vec<f64>> = noise
+            .iter()
+            .map(|n| vec![x * (1.0 + n) * 0.999, x * (1.0 + n), x * (1.0 + n) * 1.001])
+            .collect();
+        with_rounds(name, "proc", unit, &rounds)
+    }
+
+    /// A run of five figures, each `scale` times the base's (the time
+    /// figures divided by it), with rounds moved by `noise`, and each
+    /// figure's own wobble `wobble[i]`.
+    fn synthetic(id: &str, scale: f64, noise: &[f64], wobble: &[f64]) -> touchstone_results::Run {
+        let figs = [
+            ("lat1", Unit::Ns, 100.0),
+            ("lat2", Unit::Ns, 50.0),
+            ("lat3", Unit::Ns, 7.0),
+        ];
+        let mut ms: Vec<_> = figs
+            .iter()
+            .zip(wobble)
+            .map(|((n, u, x), w)| rounds_of(n, *u, x / scale * (1.0 + w), noise))
+            .collect();
+        ms.push(rounds_of(
+            "bw",
+            Unit::MBps,
+            1000.0 * scale * (1.0 + wobble[3]),
+            noise,
+        ));
+        let mut mem = rounds_of("bw2", Unit::MBps, 400.0 * scale * (1.0 + wobble[4]), noise);
+        mem.group = "mem_bw".into();
+        ms.push(mem);
+        let mut r = run(id, id, ms);
+        r.options.rounds = 3;
+        r
+    }
+
+    /// Two runs of one machine with rounds whose figures move a few per
+    /// cent together: the bootstrap over rounds gives an overall interval
+    /// that holds 100 and is a few per cent wide (the bound was tens of
+    /// per cent); every figure 10 % faster gives one that excludes 100.
+    #[test]
+    fn the_bootstrap_over_rounds_holds_100_for_the_same_machine_and_tells_a_10_percent_shift() {
+        let base = synthetic("a", 1.0, &[0.0, 0.02, -0.015], &[0.0, 0.0, 0.0, 0.0, 0.0]);
+        let again = synthetic(
             "b",
-            "again",
-            vec![
-                fig("lat1", Unit::Ns, &[103.0, 106.0, 101.0]),
-                fig("lat2", Unit::Ns, &[51.5, 52.0, 50.5]),
-                fig("bw", Unit::MBps, &[980.0, 950.0, 1000.0]),
-            ],
+            1.0,
+            &[0.01, -0.02, 0.005],
+            &[0.01, -0.005, 0.0, 0.005, -0.01],
         );
-        let faster = run(
+        let faster = synthetic(
             "c",
-            "faster",
-            vec![
-                fig("lat1", Unit::Ns, &[70.0, 72.0, 69.0]),
-                fig("lat2", Unit::Ns, &[35.0, 36.0, 34.5]),
-                fig("bw", Unit::MBps, &[1300.0, 1280.0, 1320.0]),
-            ],
+            1.1,
+            &[0.01, -0.02, 0.005],
+            &[0.01, -0.005, 0.0, 0.005, -0.01],
         );
         let runs = vec![base, again, faster];
         let m = Matrix::build(&runs).unwrap();
         let c = compare(&m, 0, &[1, 2]);
         let idx = indices(&m, &c);
         let overall = idx.last().unwrap();
-        assert_eq!(overall.group, "overall");
-        let (v, (lo, hi)) = (overall.values[0].unwrap(), overall.intervals[0].unwrap());
-        assert!(v < 99.0, "{v}");
-        assert!(lo < 100.0 && hi > 100.0, "{lo} {hi}");
+        assert_eq!(overall.methods, [IntervalMethod::Rounds; 2]);
+        let (lo, hi) = overall.intervals[0].unwrap();
+        assert!(lo < 100.0 && 100.0 < hi, "{lo} {hi}");
+        assert!(hi - lo < 10.0, "narrow: {lo} {hi}");
         assert!(overall.not_significant(0));
-        let (v, (lo, _)) = (overall.values[1].unwrap(), overall.intervals[1].unwrap());
-        assert!(v > 125.0 && lo > 100.0, "{v} {lo}");
+        let (v, (lo, hi)) = (overall.values[1].unwrap(), overall.intervals[1].unwrap());
+        assert!(
+            (v - 110.0).abs() < 2.0 && lo > 100.0 && hi - lo < 10.0,
+            "{v} {lo} {hi}"
+        );
         assert!(!overall.not_significant(1));
-        // Every line's interval brackets its index.
+        // The same interval every time (fixed seed), and each brackets its index.
+        assert_eq!(indices(&m, &c), idx);
         for l in &idx {
             for k in 0..2 {
                 let (a, b) = l.intervals[k].unwrap();
@@ -256,5 +454,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Runs without rounds (stored before them) keep the bound, and say so.
+    #[test]
+    fn runs_without_rounds_keep_the_bound() {
+        let base = run("a", "base", vec![meas("lat1", "proc", Unit::Ns, 100.0)]);
+        let other = run("b", "other", vec![meas("lat1", "proc", Unit::Ns, 100.0)]);
+        let runs = vec![base, other];
+        let m = Matrix::build(&runs).unwrap();
+        let c = compare(&m, 0, &[1]);
+        let idx = indices(&m, &c);
+        assert!(idx.iter().all(|l| l.methods == [IntervalMethod::Bound]));
+        let (lo, hi) = idx.last().unwrap().intervals[0].unwrap();
+        assert!(lo < 100.0 && 100.0 < hi);
     }
 }

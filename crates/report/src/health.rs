@@ -71,6 +71,17 @@ pub fn text(a: &Assessment, failed: &[String]) -> String {
     for f in failed {
         let _ = writeln!(out, "  could not be measured: {f}");
     }
+    for j in a.dismissed() {
+        let again = j
+            .recheck
+            .as_ref()
+            .map_or(String::new(), |g| format!(", {} again", percent(g.shift())));
+        let _ = writeln!(
+            out,
+            "not confirmed when measured again{again}: {}",
+            finding_line(j)
+        );
+    }
     for against in [Against::History, Against::Class] {
         let judged = a
             .judged
@@ -138,6 +149,8 @@ struct Verdict<'a> {
     #[serde(flatten)]
     assessment: &'a Assessment,
     findings: Vec<&'a Judged>,
+    /// Findings of the first measurement its re-measurement did not confirm.
+    dismissed: Vec<&'a Judged>,
     failed: &'a [String],
 }
 
@@ -153,6 +166,7 @@ pub fn json(a: &Assessment, failed: &[String]) -> String {
         },
         assessment: a,
         findings,
+        dismissed: a.dismissed(),
         failed,
     };
     format!(
@@ -201,6 +215,7 @@ mod tests {
                 name: "lat_mem_rd/stride:rand/size:64m".into(),
                 unit: Unit::Ns,
                 judgement,
+                recheck: None,
             }],
             not_judged: vec![],
         }
@@ -224,6 +239,27 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&json(&assessment(true), &[])).unwrap();
         assert_eq!(v["verdict"], "degraded");
         assert_eq!(v["findings"][0]["judgement"]["against"], "class");
+    }
+
+    #[test]
+    fn a_finding_the_re_measurement_did_not_confirm_is_healthy_and_said() {
+        let mut a = assessment(true);
+        let mut again = a.judged[0].judgement.clone();
+        again.value = 92.5;
+        again.ratio.ratio = 92.5 / 92.0;
+        again.significant = false;
+        again.beyond_spread = false;
+        a.judged[0].recheck = Some(again);
+        let t = text(&a, &[]);
+        assert!(t.contains("healthy"), "{t}");
+        assert!(
+            t.contains("not confirmed when measured again, +0.5 % again: lat_mem_rd"),
+            "{t}"
+        );
+        assert_eq!(nhc(&a, &[]), "");
+        let v: serde_json::Value = serde_json::from_str(&json(&a, &[])).unwrap();
+        assert_eq!(v["verdict"], "healthy");
+        assert_eq!(v["dismissed"][0]["recheck"]["value"], 92.5);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Markdown and HTML renderers all draw these, so they always agree.
 
 use touchstone_analysis::compare::{Comparison, Verdict};
-use touchstone_analysis::index::IndexLine;
+use touchstone_analysis::index::{IndexLine, IntervalMethod};
 use touchstone_analysis::table::{run_title, short_id, Column, Matrix};
 use touchstone_results::groups::title;
 use touchstone_results::units::{format_sig, Scale};
@@ -191,13 +191,19 @@ pub fn index(m: &Matrix, c: &Comparison, lines: &[IndexLine]) -> Sheet {
 }
 
 /// One index with its interval and figure count; `~` marks an index whose
-/// interval holds 100 (not significantly different from the base).
+/// interval holds 100 (not significantly different from the base), and
+/// "bound" an interval that is the wide bound of runs without rounds
+/// rather than the bootstrap over rounds (`index::IntervalMethod`).
 pub fn index_cell(l: &IndexLine, k: usize) -> String {
     let n = l.counts[k];
     match (l.values[k], l.intervals.get(k).copied().flatten()) {
         (Some(v), Some((a, b))) => {
             let mark = if l.not_significant(k) { " ~" } else { "" };
-            format!("{v:.1} [{a:.1}–{b:.1}]{mark} (n={n})")
+            let bound = match l.methods.get(k) {
+                Some(IntervalMethod::Bound) => ", bound",
+                _ => "",
+            };
+            format!("{v:.1} [{a:.1}–{b:.1}]{mark} (n={n}{bound})")
         }
         (Some(v), None) => format!("{v:.1} (n={n})"),
         (None, _) => "-".into(),

@@ -21,6 +21,24 @@ pub struct Judged {
     pub name: String,
     pub unit: Unit,
     pub judgement: Judgement,
+    /// The same figure measured again (a second run, fresh processes)
+    /// judged against the same reference, when `judgement` was a finding
+    /// and `confirm::assess_confirmed` re-measured it; None otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recheck: Option<Judgement>,
+}
+
+impl Judged {
+    /// A finding that counts: degraded, and degraded again when re-measured
+    /// (one not re-measured counts on its first judgement alone).
+    pub fn counts(&self) -> bool {
+        self.judgement.degraded() && self.recheck.as_ref().is_none_or(Judgement::degraded)
+    }
+
+    /// A finding the re-measurement did not confirm: a false alarm dismissed.
+    pub fn dismissed(&self) -> bool {
+        self.judgement.degraded() && !self.counts()
+    }
 }
 
 /// A figure a reference could not judge, and why.
@@ -46,20 +64,21 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    /// The judgements that are findings (both conditions hold), the
-    /// strongest first.
+    /// The judgements that are findings (both conditions hold, and hold
+    /// again when re-measured: `Judged::counts`), the strongest first.
     pub fn findings(&self) -> Vec<&Judged> {
-        let mut f: Vec<&Judged> = self
-            .judged
-            .iter()
-            .filter(|j| j.judgement.degraded())
-            .collect();
+        let mut f: Vec<&Judged> = self.judged.iter().filter(|j| j.counts()).collect();
         f.sort_by(|a, b| b.judgement.score.total_cmp(&a.judgement.score));
         f
     }
 
+    /// The first measurement's findings that its re-measurement dismissed.
+    pub fn dismissed(&self) -> Vec<&Judged> {
+        self.judged.iter().filter(|j| j.dismissed()).collect()
+    }
+
     pub fn degraded(&self) -> bool {
-        self.judged.iter().any(|j| j.judgement.degraded())
+        self.judged.iter().any(Judged::counts)
     }
 }
 
@@ -182,6 +201,7 @@ pub fn assess(run: &Run, own: &[&Run], class: &[&Run]) -> Assessment {
                         name: f.name.clone(),
                         unit: f.unit,
                         judgement: j,
+                        recheck: None,
                     });
                 }
             }
@@ -209,6 +229,7 @@ pub fn assess(run: &Run, own: &[&Run], class: &[&Run]) -> Assessment {
                 name: f.name,
                 unit: f.unit,
                 judgement: j,
+                recheck: None,
             });
         }
     }

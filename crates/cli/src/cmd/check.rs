@@ -2,11 +2,15 @@
 //! against the host's own history and its hardware class
 //! (`touchstone_analysis::health::assess`), print the verdict, and exit 0
 //! healthy, 1 degraded, 2 bad input. A measurement of the check's run that
-//! fails is a finding too: a node that cannot run it is not healthy.
+//! fails is a finding too: a node that cannot run it is not healthy. A
+//! finding of a run measured now is confirmed before it counts: its
+//! benchmarks are measured again, not stored
+//! (`touchstone_analysis::health::confirm`); a stored run (`--run`) is
+//! judged on its figures alone.
 
 use std::path::PathBuf;
 
-use touchstone_analysis::health::assess::assess;
+use touchstone_analysis::health::confirm::assess_confirmed;
 use touchstone_analysis::outliers::{host_key, Hardware};
 use touchstone_report::health;
 use touchstone_results::store::{Open, Store, StoreError};
@@ -26,11 +30,23 @@ fn judged(db: Option<PathBuf>, a: &CheckArgs) -> Result<(Run, Vec<String>), CliE
         let id = store.resolve(spec)?;
         return Ok((store.load_run(&id)?, Vec::new()));
     }
+    let benchmarks = match a.benchmarks.is_empty() {
+        true => vec!["check".into()],
+        false => a.benchmarks.clone(),
+    };
+    measured(db, a, benchmarks, a.no_store)
+}
+
+/// `benchmarks` measured now as the check measures them (quick, one
+/// process), stored unless `no_store`.
+fn measured(
+    db: Option<PathBuf>,
+    a: &CheckArgs,
+    benchmarks: Vec<String>,
+    no_store: bool,
+) -> Result<(Run, Vec<String>), CliError> {
     let args = RunArgs {
-        benchmarks: match a.benchmarks.is_empty() {
-            true => vec!["check".into()],
-            false => a.benchmarks.clone(),
-        },
+        benchmarks,
         parallel: vec![1],
         repetitions: a.repetitions,
         rounds: None,
@@ -45,7 +61,7 @@ fn judged(db: Option<PathBuf>, a: &CheckArgs) -> Result<(Run, Vec<String>), CliE
         label: Some(a.label.clone()),
         json: false,
         tables: false,
-        no_store: a.no_store,
+        no_store,
         dry_run: false,
         family: FamilyOptions::default(),
     };
@@ -85,10 +101,17 @@ fn references(db: Option<PathBuf>, run: &Run) -> Result<Vec<Run>, CliError> {
 
 pub fn check(db: Option<PathBuf>, a: CheckArgs) -> Result<(), CliError> {
     let (run, failed) = judged(db.clone(), &a)?;
-    let stored = references(db, &run)?;
+    let stored = references(db.clone(), &run)?;
     let me = host_key(&run);
     let (own, class): (Vec<&Run>, Vec<&Run>) = stored.iter().partition(|r| host_key(r) == me);
-    let verdict = assess(&run, &own, &class);
+    // A second, independent measurement of what the first flagged: never
+    // stored (the first run is the check's record), its failures ignored
+    // (the first judgement then stands).
+    let remeasure = |specs: &[String]| match a.run {
+        Some(_) => None,
+        None => measured(db, &a, specs.to_vec(), true).ok().map(|(r, _)| r),
+    };
+    let verdict = assess_confirmed(&run, &own, &class, remeasure);
     let text = match a.format {
         CheckFormat::Table => health::text(&verdict, &failed),
         CheckFormat::Json => health::json(&verdict, &failed),
