@@ -67,9 +67,10 @@ pub const PARAMS: &[Param] = &[
     },
 ];
 
-/// Why the family cannot run here: fewer than two nodes.
-fn one_node() -> Option<String> {
-    match Topology::here() {
+/// Why the family cannot run on `topology`: fewer than two nodes, or no
+/// topology to read.
+fn one_node(topology: Result<Topology, String>) -> Option<String> {
+    match topology {
         Err(e) => Some(format!("no NUMA topology: {e}")),
         Ok(t) if t.nodes.len() < 2 => Some(format!(
             "one NUMA node ({}): no matrix between nodes; its 1×1 figures are \
@@ -77,6 +78,34 @@ fn one_node() -> Option<String> {
             t.describe()
         )),
         Ok(_) => None,
+    }
+}
+
+fn unsupported_here() -> Option<String> {
+    one_node(Topology::here())
+}
+
+/// The CPUs a cell's threads run on: `cpu_node`'s online CPUs, once both
+/// nodes are known, the one has CPUs and the other memory (a memory-only
+/// node is a target, never a place for threads).
+fn cell_cpus(t: &Topology, cpu_node: usize, mem_node: usize) -> Result<Vec<usize>, String> {
+    let cpus = match t.node(cpu_node) {
+        Some(n) if !n.cpus.is_empty() => n.cpus.clone(),
+        Some(_) => {
+            return Err(format!(
+                "{NAME}: node {cpu_node} has no online CPUs to run threads on ({})",
+                t.describe()
+            ))
+        }
+        None => return Err(format!("{NAME}: no node {cpu_node} ({})", t.describe())),
+    };
+    match t.node(mem_node) {
+        Some(n) if n.memory_kb > 0 => Ok(cpus),
+        Some(_) => Err(format!(
+            "{NAME}: node {mem_node} has no memory ({})",
+            t.describe()
+        )),
+        None => Err(format!("{NAME}: no node {mem_node} ({})", t.describe())),
     }
 }
 
@@ -145,25 +174,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     let t = Topology::here()?;
     let (cpu_node, mem_node) = (p.num("cpu_node") as usize, p.num("mem_node") as usize);
     let size = p.num("size") as usize;
-    let cpus = match t.node(cpu_node) {
-        Some(n) if !n.cpus.is_empty() => n.cpus.clone(),
-        Some(_) => {
-            return Err(format!(
-                "{NAME}: node {cpu_node} has no online CPUs ({})",
-                t.describe()
-            ))
-        }
-        None => return Err(format!("{NAME}: no node {cpu_node} ({})", t.describe())),
-    };
-    match t.node(mem_node) {
-        Some(n) if n.memory_kb > 0 => {}
-        _ => {
-            return Err(format!(
-                "{NAME}: node {mem_node} has no memory ({})",
-                t.describe()
-            ))
-        }
-    }
+    let cpus = cell_cpus(&t, cpu_node, mem_node)?;
     let what = format!(
         "{NAME}/{}/cpu_node:{cpu_node}/mem_node:{mem_node}",
         p.text("op")
@@ -179,10 +190,11 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
                 cur: std::ptr::null(),
             },
             Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-        ));
+        )
+        .with_setup_bytes(size as u64));
     }
     check_memory(&what, (size * cpus.len()) as u64)?;
-    let bytes = (cpus.len() * (size / LINE * LINE)) as f64;
+    let (bytes, cpus_len) = ((cpus.len() * (size / LINE * LINE)) as f64, cpus.len());
     Ok(Built::new(
         Bandwidth {
             cpus,
@@ -191,14 +203,16 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
             streams: None,
         },
         Shape::bandwidth(bytes).with_statistic(Statistic::Max),
-    ))
+    )
+    // Every stream's buffer faulted in each round, as bw_mix's.
+    .with_setup_bytes((size * cpus_len) as u64))
 }
 
 pub const FAMILY: Family = Family {
     params: PARAMS,
     parallel: Parallel::No("numa_matrix places its own threads on the node's CPUs"),
     default_suite: false,
-    unsupported: one_node,
+    unsupported: unsupported_here,
     run_note: Some(note),
     ..Family::new(
         NAME,
@@ -225,19 +239,53 @@ mod tests {
         ])
     }
 
-    /// On one node the family says so once, naming the node and the
-    /// families that give its 1×1 figures; on several it runs.
+    fn recorded(name: &str) -> Topology {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/sysfs-node")
+            .join(name);
+        Topology::read(&root).unwrap()
+    }
+
+    /// On one node the family says so, naming the node and the families
+    /// that give its 1×1 figures; on two it runs; with no tree it says why.
     #[test]
     fn one_node_is_a_reason_not_a_matrix() {
-        let t = Topology::here().unwrap();
-        match one_node() {
-            Some(reason) => {
-                assert_eq!(t.nodes.len(), 1);
-                assert!(reason.contains("one NUMA node (1 node: node0"), "{reason}");
-                assert!(reason.contains("bw_mix/rd/streams:all"), "{reason}");
-            }
-            None => assert!(t.nodes.len() >= 2),
-        }
+        let reason = one_node(Ok(recorded("one-node"))).unwrap();
+        assert!(
+            reason.starts_with("one NUMA node (1 node: node0 CPUs 0-1"),
+            "{reason}"
+        );
+        assert!(reason.contains("bw_mix/rd/streams:all"), "{reason}");
+        assert_eq!(one_node(Ok(recorded("two-nodes"))), None);
+        assert_eq!(one_node(Ok(recorded("memory-only"))), None);
+        let none = one_node(Err("no /sys/devices/system/node".into())).unwrap();
+        assert!(none.contains("no NUMA topology"), "{none}");
+        // This machine: the reason stands exactly when it has one node.
+        let here = Topology::here().unwrap();
+        assert_eq!(unsupported_here().is_some(), here.nodes.len() < 2);
+    }
+
+    /// A cell's threads run on its CPU node's online CPUs, whichever node
+    /// holds the memory; a memory-only node holds memory and no threads;
+    /// an absent node is named.
+    #[test]
+    fn cells_on_recorded_trees() {
+        let two = recorded("two-nodes");
+        let node1 = cell_cpus(&two, 1, 0).unwrap();
+        assert_eq!(crate::support::numa::cpulist(&node1), "8-15,24-31");
+        assert_eq!(cell_cpus(&two, 0, 1).unwrap()[..2], [0, 1]);
+        let e = cell_cpus(&two, 2, 0).unwrap_err();
+        assert!(e.starts_with("numa_matrix: no node 2 (2 nodes"), "{e}");
+        let e = cell_cpus(&two, 0, 7).unwrap_err();
+        assert!(e.starts_with("numa_matrix: no node 7"), "{e}");
+
+        let far = recorded("memory-only");
+        assert_eq!(cell_cpus(&far, 0, 2).unwrap(), far.nodes[0].cpus);
+        let e = cell_cpus(&far, 2, 0).unwrap_err();
+        assert!(e.contains("node 2 has no online CPUs"), "{e}");
+
+        let offline = recorded("offline-cpus");
+        assert_eq!(cell_cpus(&offline, 1, 1).unwrap(), vec![4, 7]);
     }
 
     /// A cell on this machine's first node measures (node 0 to node 0 is
@@ -261,5 +309,8 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("no node 999"), "{e}");
+        let built = build(&cell("bw", node, node), &RunContext::default()).unwrap();
+        let cpus = t.node(node).unwrap().cpus.len() as u64;
+        assert_eq!(built.cost.setup_bytes, cpus << 20);
     }
 }

@@ -334,10 +334,27 @@ mod tests {
                 .unwrap();
         let bound = bind_to_node(ptr, len, node);
         // SAFETY: our mapping.
-        unsafe {
-            libc::memset(ptr as *mut libc::c_void, 1, len);
-            libc::munmap(ptr as *mut libc::c_void, len);
-        }
+        unsafe { libc::memset(ptr as *mut libc::c_void, 1, len) };
+        // The node of the page at the buffer's end, once touched
+        // (get_mempolicy with MPOL_F_NODE | MPOL_F_ADDR).
+        let mut placed: libc::c_int = -1;
+        // SAFETY: `placed` outlives the call; no mask is asked for.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_get_mempolicy,
+                &mut placed as *mut libc::c_int,
+                std::ptr::null_mut::<u64>(),
+                0 as libc::c_ulong,
+                ptr.add(len - 1) as libc::c_ulong,
+                3 as libc::c_ulong,
+            )
+        };
+        let absent = bind_to_node(ptr, len, 1000);
+        // SAFETY: our mapping.
+        unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
         bound.unwrap();
+        assert_eq!((r, placed), (0, node as libc::c_int));
+        let e = absent.unwrap_err().0;
+        assert!(e.starts_with("mbind to node 1000: "), "{e}");
     }
 }
