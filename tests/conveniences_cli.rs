@@ -212,6 +212,24 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     let high = sweep["max_seconds"].as_f64().unwrap();
     assert!(low >= 2.0 * 4.0 * 1.5, "{doc}");
     assert!(high > low, "{doc}");
+
+    // A workload whose trials are shorter than the run's (loaded_latency:
+    // 0.1 s + 0.5 s) is estimated at its own: ten levels of four trials,
+    // not the 2 min 40 s of the engine's 1 s + 3 s.
+    let doc: Value = serde_json::from_str(&ok(
+        &db,
+        &[
+            "run",
+            "--dry-run",
+            "--json",
+            "loaded_latency/mix:rd/size:1m",
+        ],
+    ))
+    .unwrap();
+    let sweep = &doc["sweeps"][0];
+    assert_eq!(sweep["points"], 10, "{doc}");
+    let low = sweep["seconds"].as_f64().unwrap();
+    assert!((10.0 * 4.0 * 0.6..60.0).contains(&low), "{doc}");
     // Nothing ran, nothing was stored, and it was quick to say so.
     assert!(!db.exists(), "a dry run created the store");
     assert!(start.elapsed() < Duration::from_secs(60));

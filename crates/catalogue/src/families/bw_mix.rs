@@ -15,18 +15,14 @@
 //! (interference only takes bandwidth away). `--parallel` is refused: the
 //! family places its streams itself.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
-use std::thread::JoinHandle;
-
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
-use crate::support::line_mix::{pattern, Access, Stream, LINE, MIXES};
-use crate::support::memory::{check_memory, Buf, Pages};
-use crate::support::placement::{pin_self, usable_cpus};
+use crate::support::line_mix::{pattern, Access, Streams, LINE, MIXES};
+use crate::support::memory::check_memory;
+use crate::support::placement::usable_cpus;
 
 pub const NAME: &str = "bw_mix";
 
@@ -60,112 +56,6 @@ pub const PARAMS: &[Param] = &[
     },
 ];
 
-/// What the streams' threads share: the passes each makes in the next
-/// iteration, whether to end, one barrier to start an iteration together
-/// and the same to end it, and the first error a thread met setting up.
-struct Shared {
-    passes: AtomicU64,
-    stop: AtomicBool,
-    barrier: Barrier,
-    failed: Mutex<Option<String>>,
-}
-
-/// The streams' threads, parked at the barrier between iterations (a
-/// futex wait: they take no CPU from the harness).
-struct Streams {
-    shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl Streams {
-    /// A thread per CPU, each pinned, its buffer mapped and touched; they
-    /// then wait for the first iteration.
-    fn start(cpus: &[usize], size: usize, pattern: &'static [Access]) -> Fallible<Streams> {
-        let shared = Arc::new(Shared {
-            passes: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-            barrier: Barrier::new(cpus.len() + 1),
-            failed: Mutex::new(None),
-        });
-        let mut threads = Vec::new();
-        for &cpu in cpus {
-            let s = Arc::clone(&shared);
-            let t = std::thread::Builder::new()
-                .name(format!("bw_mix-{cpu}"))
-                .spawn(move || stream_on(cpu, size, pattern, &s))
-                .map_err(|e| BenchError(format!("{NAME}: cannot start a stream thread: {e}")))?;
-            threads.push(t);
-        }
-        let mut streams = Streams { shared, threads };
-        streams.shared.barrier.wait(); // every thread set up (or failed)
-        let failed = streams.shared.failed.lock().unwrap().take();
-        if let Some(e) = failed {
-            streams.stop();
-            return Err(BenchError(e));
-        }
-        Ok(streams)
-    }
-
-    /// One iteration: every stream makes `passes` passes; returns when the
-    /// last has finished.
-    fn iterate(&self, passes: u64) {
-        self.shared.passes.store(passes, Ordering::Relaxed);
-        self.shared.barrier.wait(); // go
-        self.shared.barrier.wait(); // all done
-    }
-
-    fn stop(&mut self) {
-        if self.threads.is_empty() {
-            return;
-        }
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.barrier.wait();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for Streams {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// One stream's thread: pin, map and touch its buffer, then at each
-/// iteration its passes over the whole buffer. A thread that cannot set up
-/// says why and still keeps to the barrier, so the others are not stranded.
-fn stream_on(cpu: usize, size: usize, pattern: &'static [Access], s: &Shared) {
-    let set_up = pin_self(cpu).and_then(|()| Buf::new(size, Pages::Default));
-    let mut stream = match set_up {
-        Ok(buf) => {
-            // SAFETY: the buffer is this thread's alone and lives as long
-            // as the stream (both dropped at the end of this function).
-            let st = unsafe { Stream::new(buf.ptr(), size, pattern) };
-            Some((buf, st))
-        }
-        Err(e) => {
-            let mut f = s.failed.lock().unwrap();
-            f.get_or_insert(format!("{NAME}: a stream on CPU {cpu}: {}", e.0));
-            None
-        }
-    };
-    let lines = (size / LINE) as u64;
-    s.barrier.wait();
-    loop {
-        s.barrier.wait();
-        if s.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        if let Some((_, st)) = stream.as_mut() {
-            for _ in 0..s.passes.load(Ordering::Relaxed) {
-                st.run(lines, 0);
-            }
-        }
-        s.barrier.wait();
-    }
-}
-
 pub struct BwMix {
     pattern: &'static [Access],
     size: usize,
@@ -186,7 +76,7 @@ impl Benchmark for BwMix {
         )
         .map_err(BenchError)?;
         self.cpus = cpus.len();
-        self.streams = Some(Streams::start(&cpus, self.size, self.pattern)?);
+        self.streams = Some(Streams::start(&cpus, self.size, self.pattern, None)?);
         Ok(())
     }
 
@@ -235,7 +125,12 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
             cpus: 0,
         },
         Shape::bandwidth(bytes_per_iteration(streams, size)).with_statistic(Statistic::Max),
-    ))
+    )
+    // Every stream's buffer is faulted in each round: at 256 MiB a round
+    // took 200-270 ms for one stream and 370-500 ms for two beyond its
+    // 32 ms of intervals (load 2, 2 CPUs), what SETUP_NS_PER_BYTE makes of
+    // the streams' bytes together, so the threads' faults do not overlap.
+    .with_setup_bytes((streams * size) as u64))
 }
 
 pub const FAMILY: Family = Family {
@@ -278,7 +173,7 @@ mod tests {
         };
         b.setup(&ctx).unwrap();
         assert_eq!(b.extras(), vec![("streams".to_string(), cpus.len() as f64)]);
-        let weak = Arc::downgrade(&b.streams.as_ref().unwrap().shared);
+        let weak = b.streams.as_ref().unwrap().watch();
         b.run(3).unwrap();
         b.run(1).unwrap();
         b.cleanup();
@@ -298,5 +193,23 @@ mod tests {
             .unwrap();
         assert_eq!(built.shape.statistic, Statistic::Max);
         assert!(matches!(FAMILY.parallel, Parallel::No(_)));
+        assert_eq!(built.cost.setup_bytes, 1 << 20);
+    }
+
+    /// `run --dry-run` counts every stream's buffer faulted in (it said
+    /// 1.6 s for a default run that took 8.8 s when none was declared).
+    #[test]
+    fn every_streams_buffer_is_a_declared_cost() {
+        let p = crate::select(
+            &["bw_mix/rd/streams:all/size:2m".into()],
+            &RunContext::default(),
+            1,
+        )
+        .unwrap();
+        let built = FAMILY
+            .make(&p.cases[0].point, &RunContext::default())
+            .unwrap();
+        let streams = usable_cpus().unwrap().len() as u64;
+        assert_eq!(built.cost.setup_bytes, streams * (2 << 20));
     }
 }

@@ -79,11 +79,17 @@ const CHUNK_LINES: u64 = 64;
 const PAUSED: u64 = u64::MAX;
 
 /// Warm-up and window of a trial, at most (the run's plan may ask for
-/// less). The chase and the generators reach their steady state within
-/// milliseconds of the start; the engine's defaults (1 s, 3 s) are sized
-/// for servers, and ten levels of three trials must fit in a minute.
-const WARMUP_NS: u64 = 300_000_000;
-const WINDOW_NS: u64 = 1_000_000_000;
+/// less). The generators run from the sweep's start (held idle between
+/// trials) and the chase's steady state is reached within milliseconds of
+/// a trial's start, so 0.1 s of warm-up is ample; a 0.5 s window holds
+/// about 30 000 of the chase's 100-load operations and 8 million lines of
+/// the generators' at no delay. The default case is ten levels of at
+/// least three trials (and one dropped) within 60 s: with 0.3 s and 1 s it
+/// took 72 s (docs/validation.md), most levels needing four to six trials
+/// on a 2-CPU machine, so now 10 × 4 × 0.6 s = 24 s at the fewest, 60 s at
+/// ten trials a level.
+const WARMUP_NS: u64 = 100_000_000;
+const WINDOW_NS: u64 = 500_000_000;
 const QUICK_WARMUP_NS: u64 = 50_000_000;
 const QUICK_WINDOW_NS: u64 = 200_000_000;
 
@@ -362,9 +368,24 @@ impl Client for Chaser {
 }
 
 /// Spins per ns of `spin` on this CPU: the fastest of five runs of 200 000
-/// spins (about 0.1-1 ms each; interference only slows a run). The delays
-/// are given in ns so that levels mean the same on machines whose loop
-/// speeds differ; a generator converts once, on its own CPU.
+/// spins (about 0.1-1 ms each, long beside the two clock reads around it;
+/// interference only slows a run, so the fastest is the loop's own speed).
+/// The delays are given in ns so that levels mean the same on machines
+/// whose loop speeds differ; a generator converts once, on its own CPU.
+/// What the compiler must not remove: `spin`'s counter goes through
+/// `black_box` on every spin, so neither this timed run nor the delay after
+/// each access can be folded into one addition or dropped, and the rate
+/// found here is the same loop's as the delay's (both inlined `spin`).
+///
+/// What the calibration cannot promise: a delay of a few spins after an
+/// access is not its nanoseconds exactly. The out-of-order core overlaps a
+/// short spin with the line's load and with the next access's loop
+/// overhead, so at 5-10 ns a generator's period is below access + delay,
+/// and a C generator whose spin is a `volatile` counter overlaps
+/// differently (10-24 % more bandwidth than ours at 100-5 ns, the
+/// 26 Nov sitting). The level is therefore only the knob: what a point
+/// reports, and what curves are compared at, is the achieved bandwidth
+/// (lines counted over the window), never the nominal delay.
 fn spins_per_ns() -> f64 {
     const SPINS: u64 = 200_000;
     let best = (0..5)
@@ -384,9 +405,16 @@ fn spins_per_ns() -> f64 {
 /// accesses to consecutive lines in the mix's pattern, each followed by the
 /// delay, then publish the lines moved. The accesses are
 /// `support::line_mix`'s stream (bw_mix's too: its figures are the
-/// bandwidth end of these curves with every CPU streaming). It reads the
-/// delay once a chunk; PAUSED holds it idle (1 ms sleeps). Exit codes: 3,
-/// the buffer could not be mapped.
+/// bandwidth end of these curves with every CPU streaming). The strides:
+/// the generators step one 64-byte line at a time in address order, every
+/// byte of each line moved, so the prefetchers stream them as they stream
+/// STREAM and no partial line is counted as a whole; the chaser's stride
+/// is the random chain's, one line an element, so each of its loads misses
+/// and no prefetcher can help it. Each generator has its own buffer, so no
+/// line is shared between CPUs (no coherence traffic is counted as
+/// bandwidth), and the count shares no line with another generator's
+/// (`Control`). It reads the delay once a chunk; PAUSED holds it idle (1 ms
+/// sleeps). Exit codes: 3, the buffer could not be mapped.
 fn generate(control: &Control, me: usize, pattern: &'static [Access], size: usize) -> i32 {
     let Ok(buf) = Buf::new(size, Pages::Default) else {
         return 3;

@@ -63,6 +63,7 @@ pub mod par_mem;
 pub mod lat_dram_page;
 pub mod bw_mem;
 pub mod bw_mix;
+pub mod numa_matrix;
 pub mod stream;
 pub mod mhz;
 pub mod lat_ops;

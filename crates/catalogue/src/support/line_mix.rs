@@ -19,6 +19,15 @@
 //! bandwidth end would have been the loop's, not the memory's. Elsewhere
 //! the 64-bit loop.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread::JoinHandle;
+
+use touchstone_harness::{BenchError, Fallible};
+
+use crate::support::memory::{Buf, Pages};
+use crate::support::placement::pin_self;
+
 /// The unit a stream moves per access, and a cache line on current
 /// machines.
 pub const LINE: usize = 64;
@@ -270,10 +279,127 @@ fn have_avx2() -> bool {
     }
 }
 
+/// Streams on several CPUs at once, started together (bw_mix,
+/// numa_matrix): one thread per CPU, each over its own buffer.
+/// What the streams' threads share: the passes each makes in the next
+/// iteration, whether to end, one barrier to start an iteration together
+/// and the same to end it, and the first error a thread met setting up.
+struct Shared {
+    passes: AtomicU64,
+    stop: AtomicBool,
+    barrier: Barrier,
+    failed: Mutex<Option<String>>,
+}
+
+/// The streams' threads, parked at the barrier between iterations (a
+/// futex wait: they take no CPU from the harness).
+pub struct Streams {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Streams {
+    /// A thread per CPU, each pinned, its buffer mapped and touched; they
+    /// then wait for the first iteration.
+    pub fn start(
+        cpus: &[usize],
+        size: usize,
+        pattern: &'static [Access],
+        node: Option<usize>,
+    ) -> Fallible<Streams> {
+        let shared = Arc::new(Shared {
+            passes: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            barrier: Barrier::new(cpus.len() + 1),
+            failed: Mutex::new(None),
+        });
+        let mut threads = Vec::new();
+        for &cpu in cpus {
+            let s = Arc::clone(&shared);
+            let t = std::thread::Builder::new()
+                .name(format!("stream-{cpu}"))
+                .spawn(move || stream_on(cpu, size, pattern, node, &s))
+                .map_err(|e| BenchError(format!("cannot start a stream thread: {e}")))?;
+            threads.push(t);
+        }
+        let mut streams = Streams { shared, threads };
+        streams.shared.barrier.wait(); // every thread set up (or failed)
+        let failed = streams.shared.failed.lock().unwrap().take();
+        if let Some(e) = failed {
+            streams.stop();
+            return Err(BenchError(e));
+        }
+        Ok(streams)
+    }
+
+    /// One iteration: every stream makes `passes` passes; returns when the
+    /// last has finished.
+    pub fn iterate(&self, passes: u64) {
+        self.shared.passes.store(passes, Ordering::Relaxed);
+        self.shared.barrier.wait(); // go
+        self.shared.barrier.wait(); // all done
+    }
+
+    /// Gone once every thread has ended (tests).
+    pub fn watch(&self) -> std::sync::Weak<impl Sized> {
+        Arc::downgrade(&self.shared)
+    }
+
+    fn stop(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.barrier.wait();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// One stream's thread: pin, map and touch its buffer, then at each
+/// iteration its passes over the whole buffer (bound to `node` if given). A thread that cannot set up
+/// says why and still keeps to the barrier, so the others are not stranded.
+fn stream_on(cpu: usize, size: usize, pattern: &'static [Access], node: Option<usize>, s: &Shared) {
+    let set_up = pin_self(cpu).and_then(|()| Buf::new_on(size, Pages::Default, node));
+    let mut stream = match set_up {
+        Ok(buf) => {
+            // SAFETY: the buffer is this thread's alone and lives as long
+            // as the stream (both dropped at the end of this function).
+            let st = unsafe { Stream::new(buf.ptr(), size, pattern) };
+            Some((buf, st))
+        }
+        Err(e) => {
+            let mut f = s.failed.lock().unwrap();
+            f.get_or_insert(format!("a stream on CPU {cpu}: {}", e.0));
+            None
+        }
+    };
+    let lines = (size / LINE) as u64;
+    s.barrier.wait();
+    loop {
+        s.barrier.wait();
+        if s.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some((_, st)) = stream.as_mut() {
+            for _ in 0..s.passes.load(Ordering::Relaxed) {
+                st.run(lines, 0);
+            }
+        }
+        s.barrier.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::memory::{Buf, Pages};
 
     #[test]
     fn mixes_are_patterns_of_reads_and_writes() {

@@ -31,8 +31,21 @@ unsafe impl Send for Buf {}
 
 impl Buf {
     pub fn new(len: usize, pages: Pages) -> Fallible<Buf> {
+        Buf::new_on(len, pages, None)
+    }
+
+    /// As `new`, its pages bound to NUMA `node` (mbind) before they are
+    /// touched, so they are allocated there.
+    pub fn new_on(len: usize, pages: Pages, node: Option<usize>) -> Fallible<Buf> {
         let len = len.max(1);
         let ptr = map_anonymous(len, libc::PROT_READ | libc::PROT_WRITE, false)?;
+        if let Some(n) = node {
+            if let Err(e) = crate::support::numa::bind_to_node(ptr, len, n) {
+                // SAFETY: unmapping exactly what was mapped.
+                unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
+                return Err(e);
+            }
+        }
         let advice = match pages {
             Pages::Default => None,
             Pages::Base => Some(libc::MADV_NOHUGEPAGE),

@@ -22,6 +22,7 @@ pub mod launch;
 pub mod line_mix;
 pub mod memory;
 pub mod multiplex;
+pub mod numa;
 pub mod one_way;
 pub mod ops;
 pub mod placement;

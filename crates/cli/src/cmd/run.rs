@@ -416,11 +416,13 @@ fn estimate(
             let w = c.family.make_workload(&c.point, ctx).map_err(usage)?;
             let loads = workload::validate(&*w, &settings.plan(c), usable)
                 .map_err(|e| usage(e.to_string()))?;
-            let cost = dry_run::sweep_ns(
-                loads.len() * measured_cpus.len(),
-                &settings.trial,
-                &settings.rule,
-            );
+            // Each load at the trial plan the workload asks for there
+            // (loaded_latency's trials are shorter than the run's).
+            let cost = loads.iter().fold((0, 0), |(low, high), &load| {
+                let trial = w.trial_plan(&settings.trial, load);
+                let (l, h) = dry_run::sweep_ns(measured_cpus.len(), &trial, &settings.rule);
+                (low + l, high + h)
+            });
             dry.sweep(&c.name, loads, measured_cpus.to_vec(), cost);
         } else {
             let built = c.family.make(&c.point, ctx).map_err(usage)?;

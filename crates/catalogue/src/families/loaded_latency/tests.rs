@@ -37,6 +37,29 @@ fn levels_run_from_idle_to_no_delay() {
     assert_eq!(short.window_ns, short_trial().window_ns);
 }
 
+/// The default case (ten levels) fits its 60 s bound at the engine's
+/// fewest trials with room for more: it took 72 s at 0.3 s + 1 s trials.
+#[test]
+fn the_default_case_fits_a_minute() {
+    let mut w = workload("rd", 1 << 20);
+    w.quick = false;
+    let levels = w.default_loads(2);
+    assert_eq!(levels.len(), LEVELS as usize);
+    let fewest = touchstone_results::convergence::DEFAULT_MIN_TRIALS as u64 + 1;
+    let ns: u64 = levels
+        .iter()
+        .map(|&l| {
+            let t = w.trial_plan(&TrialPlan::default(), l);
+            fewest * (t.warmup_ns + t.window_ns)
+        })
+        .sum();
+    assert!(
+        ns <= 30_000_000_000,
+        "{} s at the fewest trials",
+        ns / 1_000_000_000
+    );
+}
+
 #[test]
 fn mixes_are_line_mix_patterns() {
     assert!(MIX.parse("rd4wr1").is_err());
