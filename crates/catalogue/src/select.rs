@@ -452,9 +452,15 @@ mod tests {
     fn every_family_default_builds_and_names_are_unique() {
         let mut names = std::collections::HashSet::new();
         for f in FAMILIES {
+            // A family that says it cannot run here (numa_matrix on one
+            // node) is expanded but not built: building is where it says why.
+            let here = (f.unsupported)().is_none();
             for quick in [false, true] {
                 let ctx = RunContext::new(quick);
                 for c in expand(f, "", &ctx).unwrap() {
+                    if !here {
+                        continue;
+                    }
                     if f.is_workload() {
                         f.make_workload(&c.point, &ctx)
                             .map(|_| ())
