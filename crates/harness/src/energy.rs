@@ -94,6 +94,28 @@ impl Discovery {
     }
 }
 
+impl Discovery {
+    /// The line a run prints once where no energy source can be read (a
+    /// virtual machine, or counters a normal user may not read), so that
+    /// a run never leaves a reader to guess; None where one can.
+    pub fn run_note(&self) -> Option<String> {
+        if !self.sources.is_empty() {
+            return None;
+        }
+        let why = match self.unreadable.first() {
+            Some((path, why)) => format!(
+                "{} energy file(s) refused ({}: {why}; run as root, or allow reading them)",
+                self.unreadable.len(),
+                path.display()
+            ),
+            None => "this machine exposes none (no powercap or hwmon energy/power files)".into(),
+        };
+        Some(format!(
+            "no energy counter readable: {why}; this run records no energy"
+        ))
+    }
+}
+
 /// Reads one sysfs file; a parameter so tests can refuse a file as the
 /// kernel refuses a normal user (the test machine runs as root).
 pub type ReadFile<'a> = &'a dyn Fn(&Path) -> io::Result<String>;

@@ -15,7 +15,7 @@ use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, RunContext};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
-use touchstone_harness::{rounds, Benchmark, CaseLabel, CaseRounds, Plan};
+use touchstone_harness::{energy, rounds, Benchmark, CaseLabel, CaseRounds, Plan};
 use touchstone_results::convergence::{self, Rule};
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
@@ -320,6 +320,12 @@ fn measure(
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+    }
+    // Energy is not yet sampled around windows; where none could be, the
+    // run says so once rather than leave a reader to guess (issue 30).
+    let sys = std::path::Path::new("/sys");
+    if let Some(line) = energy::discover(sys, &energy::read_to_string).run_note() {
+        session.note(&line);
     }
     let body = measure_all(
         &mut session,
