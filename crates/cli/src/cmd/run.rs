@@ -321,12 +321,15 @@ fn measure(
                 .join(", ")
         ));
     }
-    // Energy is not yet sampled around windows; where none could be, the
-    // run says so once rather than leave a reader to guess (issue 30).
+    // Energy sources are discovered once; process 0 of each measurement
+    // reads them around its timed intervals. Where none can be, the run
+    // says so once rather than leave a reader to guess (issue 30).
     let sys = std::path::Path::new("/sys");
-    if let Some(line) = energy::discover(sys, &energy::read_to_string).run_note() {
+    let found = energy::discover(sys, &energy::read_to_string);
+    if let Some(line) = found.run_note() {
         session.note(&line);
     }
+    plan.energy = found.sources;
     let body = measure_all(
         &mut session,
         &selection,
