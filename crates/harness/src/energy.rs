@@ -94,6 +94,28 @@ impl Discovery {
     }
 }
 
+impl Discovery {
+    /// The line a run prints once where no energy source can be read (a
+    /// virtual machine, or counters a normal user may not read), so that
+    /// a run never leaves a reader to guess; None where one can.
+    pub fn run_note(&self) -> Option<String> {
+        if !self.sources.is_empty() {
+            return None;
+        }
+        let why = match self.unreadable.first() {
+            Some((path, why)) => format!(
+                "{} energy file(s) refused ({}: {why}; run as root, or allow reading them)",
+                self.unreadable.len(),
+                path.display()
+            ),
+            None => "this machine exposes none (no powercap or hwmon energy/power files)".into(),
+        };
+        Some(format!(
+            "no energy counter readable: {why}; this run records no energy"
+        ))
+    }
+}
+
 /// Reads one sysfs file; a parameter so tests can refuse a file as the
 /// kernel refuses a normal user (the test machine runs as root).
 pub type ReadFile<'a> = &'a dyn Fn(&Path) -> io::Result<String>;
@@ -264,6 +286,74 @@ pub fn window(
         });
     }
     out
+}
+
+/// The discovered sources and the reader a measurement snapshots them with,
+/// discovered once per run and handed to the process that takes the
+/// machine-wide counters (one process only: they are not per process).
+pub struct Probe {
+    pub sources: Vec<Source>,
+    pub read: Box<dyn Fn(&Path) -> io::Result<String> + Send>,
+}
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Probe")
+            .field("sources", &self.sources)
+            .finish()
+    }
+}
+
+impl Probe {
+    pub fn snapshot(&self) -> Snapshot {
+        snapshot(&self.sources, &*self.read)
+    }
+
+    /// A window's figures as measurement extras: `energy_<zone>_j` (joules),
+    /// `energy_<zone>_w` (mean watts) and, where the counter resolves it,
+    /// `energy_<zone>_j_per_op` (joules per operation). A second source of
+    /// the same coverage (a second package) gets `_2`, `_3` after the zone.
+    pub fn extras(
+        &self,
+        before: &Snapshot,
+        after: &Snapshot,
+        seconds: f64,
+        ops: u64,
+    ) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for w in window(&self.sources, before, after, seconds, ops) {
+            let zone = match &w.coverage {
+                Coverage::Package => "package".to_string(),
+                Coverage::Core => "core".to_string(),
+                Coverage::Dram => "dram".to_string(),
+                Coverage::Node => "node".to_string(),
+                Coverage::Other(l) => l
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect(),
+            };
+            let n = seen.iter().filter(|z| **z == zone).count();
+            seen.push(zone.clone());
+            let key = if n == 0 {
+                zone
+            } else {
+                format!("{zone}_{}", n + 1)
+            };
+            out.push((format!("energy_{key}_j"), w.joules));
+            out.push((format!("energy_{key}_w"), w.watts));
+            if let Some(j) = w.joules_per_op {
+                out.push((format!("energy_{key}_j_per_op"), j));
+            }
+        }
+        out
+    }
 }
 
 /// The BMC's instantaneous whole-node power through `ipmitool dcmi power

@@ -95,6 +95,29 @@ fn a_machine_without_counters_says_so() {
     assert!(found.summary().contains("exposes no energy counter"));
 }
 
+#[test]
+fn a_run_says_once_why_no_counter_is_readable_and_nothing_where_one_is() {
+    let none = discover(&tree("none"), &read_to_string).run_note().unwrap();
+    assert!(
+        none.starts_with("no energy counter readable: this machine exposes none"),
+        "{none}"
+    );
+    let deny = |path: &Path| -> io::Result<String> {
+        match path.ends_with("energy_uj") {
+            true => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+            false => std::fs::read_to_string(path),
+        }
+    };
+    let refused = discover(&tree("rapl-full"), &deny).run_note().unwrap();
+    assert!(refused.contains("3 energy file(s) refused"), "{refused}");
+    assert!(refused.contains("intel-rapl:0/energy_uj"), "{refused}");
+    assert_eq!(
+        discover(&tree("rapl-full"), &read_to_string).run_note(),
+        None
+    );
+    assert_eq!(discover(&tree("hwmon"), &read_to_string).run_note(), None);
+}
+
 /// A directory holding a fake `ipmitool` printing `script`'s output; removed
 /// on drop.
 struct FakeIpmitool(PathBuf);

@@ -35,6 +35,12 @@ pub trait Link {
     fn extras(&mut self, extras: &[(String, f64)]);
     /// Only one process: the coordination phases have nothing to wait for.
     fn solo(&self) -> bool;
+    /// The energy sources this process snapshots around its timed
+    /// intervals; `None` in all but one process (the counters are
+    /// machine-wide) and where nothing is readable.
+    fn energy(&self) -> Option<&crate::energy::Probe> {
+        None
+    }
 }
 
 /// Run one benchmark process to completion. `cleanup` is called whether the
@@ -98,7 +104,14 @@ fn measure_loop(
             interval(bench, n, clock, link)?;
         }
     }
+    // Energy is read outside the timed region (a sysfs read costs µs).
+    let energy0 = link
+        .energy()
+        .filter(|p| !p.sources.is_empty())
+        .map(|p| (p.snapshot(), clock.now_ns()));
+    let mut timed_iterations = 0u64;
     for rep in 0..plan.repetitions {
+        timed_iterations += n;
         // Preemptions are counted just outside the timed region.
         bench.prepare(n)?;
         let p0 = link.preemptions();
@@ -110,6 +123,17 @@ fn measure_loop(
         link.heartbeat();
         link.record(rep, s, e, n, p1.saturating_sub(p0) as u32);
     }
+    let mut energy_extras = Vec::new();
+    if let (Some((before, t0)), Some(probe)) = (energy0, link.energy()) {
+        let after = probe.snapshot();
+        let seconds = clock.now_ns().saturating_sub(t0) as f64 / 1e9;
+        // Joules per operation only where the shape says what an operation is.
+        let ops = match shape.work {
+            crate::bench::Work::Ops(k) => (timed_iterations as f64 * k) as u64,
+            _ => 0,
+        };
+        energy_extras = probe.extras(&before, &after, seconds, ops);
+    }
     link.done()?;
     if !link.solo() {
         while !link.may_stop() {
@@ -117,7 +141,9 @@ fn measure_loop(
         }
     }
     link.running_window(since, clock.now_ns());
-    link.extras(&bench.extras());
+    let mut extras = bench.extras();
+    extras.extend(energy_extras);
+    link.extras(&extras);
     Ok(())
 }
 
@@ -199,6 +225,7 @@ pub struct SoloLink {
     pub heartbeats: u64,
     pub window: (u64, u64),
     pub extras: Vec<(String, f64)>,
+    pub energy: Option<crate::energy::Probe>,
 }
 
 impl Link for SoloLink {
@@ -232,6 +259,9 @@ impl Link for SoloLink {
     }
     fn extras(&mut self, extras: &[(String, f64)]) {
         self.extras = extras.to_vec();
+    }
+    fn energy(&self) -> Option<&crate::energy::Probe> {
+        self.energy.as_ref()
     }
     fn solo(&self) -> bool {
         true
@@ -361,6 +391,93 @@ mod tests {
             assert!(first >= 50_000_000, "first timed interval at {first} ns");
             assert!(first < 60_000_000, "warm-up ran on to {first} ns");
         }
+    }
+
+    /// A recorded RAPL tree whose package counter reads `first` at the
+    /// snapshot before the timed intervals and `then` ever after.
+    fn rapl_probe(first: u64, then: u64) -> crate::energy::Probe {
+        use crate::energy::{discover, read_to_string, Probe};
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let tree =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/energy/rapl-full");
+        let found = discover(&tree, &read_to_string);
+        let package = found.sources[0].path.clone();
+        let reads = AtomicU32::new(0);
+        Probe {
+            sources: found.sources,
+            read: Box::new(move |p: &std::path::Path| {
+                if p == package {
+                    let k = reads.fetch_add(1, Ordering::SeqCst);
+                    Ok(format!("{}\n", if k == 0 { first } else { then }))
+                } else {
+                    read_to_string(p)
+                }
+            }),
+        }
+    }
+
+    fn measured_with(probe: Option<crate::energy::Probe>) -> SoloLink {
+        let now = Rc::new(Cell::new(0));
+        let mut b = Known {
+            now: now.clone(),
+            cost: 3,
+            calls: Rc::default(),
+        };
+        let plan = Plan {
+            repetitions: 4,
+            warmup_ns: 0,
+            ..Plan::default()
+        };
+        let mut link = SoloLink {
+            energy: probe,
+            ..SoloLink::default()
+        };
+        let shape = Shape::latency(2.0);
+        run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+        link
+    }
+
+    fn extra(link: &SoloLink, key: &str) -> Option<f64> {
+        link.extras.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
+    }
+
+    #[test]
+    fn energy_over_the_timed_intervals_is_the_counters_delta_across_a_wrap() {
+        // max_energy_range_uj is 262_143_328_850: from 850 below the top to
+        // 1_999_999_149 is 2_000_000_000 µJ across the wrap.
+        let link = measured_with(Some(rapl_probe(262_143_328_000, 1_999_999_149)));
+        let seconds = link
+            .intervals
+            .iter()
+            .map(|&(s, e, _, _)| e - s)
+            .sum::<u64>() as f64
+            / 1e9;
+        let ops = link.intervals.iter().map(|&(_, _, n, _)| n).sum::<u64>() * 2;
+        assert_eq!(extra(&link, "energy_package_j"), Some(2000.0));
+        let w = extra(&link, "energy_package_w").unwrap();
+        assert!(
+            (w - 2000.0 / seconds).abs() / w < 1e-9,
+            "{w} W over {seconds} s"
+        );
+        assert_eq!(
+            extra(&link, "energy_package_j_per_op"),
+            Some(2000.0 / ops as f64)
+        );
+        // The unchanged core counter: zero joules, too few steps for J/op.
+        assert_eq!(extra(&link, "energy_core_j"), Some(0.0));
+        assert_eq!(extra(&link, "energy_core_j_per_op"), None);
+    }
+
+    #[test]
+    fn without_an_energy_source_no_energy_extras_are_added() {
+        let link = measured_with(None);
+        assert!(link.extras.iter().all(|(k, _)| !k.starts_with("energy")));
+        let empty = crate::energy::Probe {
+            sources: Vec::new(),
+            read: Box::new(crate::energy::read_to_string),
+        };
+        let link = measured_with(Some(empty));
+        assert!(link.extras.iter().all(|(k, _)| !k.starts_with("energy")));
     }
 
     #[test]

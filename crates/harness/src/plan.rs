@@ -37,6 +37,9 @@ pub struct Plan {
     /// later rounds reuse it instead of sizing the loop again (`None`:
     /// autosize). Warm-up may still grow it, never shrink it.
     pub sizing: Option<u64>,
+    /// The energy sources the run discovered (once per run): process 0
+    /// snapshots them around its timed intervals; empty: none read.
+    pub energy: Vec<crate::energy::Source>,
 }
 
 pub const DEFAULT_ROUNDS: u32 = 5;
@@ -60,6 +63,7 @@ impl Default for Plan {
             stall_timeout: Duration::from_secs(60),
             converge: None,
             sizing: None,
+            energy: Vec::new(),
         }
     }
 }

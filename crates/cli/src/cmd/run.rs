@@ -15,7 +15,7 @@ use touchstone_catalogue::select::{Selected, Selection};
 use touchstone_catalogue::{select, RunContext};
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_harness::workload::{self, cpu, resolve_cpu_counts, Budget, SweepPlan, TrialPlan};
-use touchstone_harness::{rounds, Benchmark, CaseLabel, CaseRounds, Plan};
+use touchstone_harness::{energy, rounds, Benchmark, CaseLabel, CaseRounds, Plan};
 use touchstone_results::convergence::{self, Rule};
 use touchstone_results::curve::Curve;
 use touchstone_results::WorkloadOptions;
@@ -278,6 +278,12 @@ fn measure(
         .map(|(name, why)| format!("skipped {name}: {why}"))
         .chain(selection.run_notes(&ctx))
         .collect();
+    // Energy sources are discovered once; process 0 of each measurement
+    // reads them around its timed intervals. Where none can be, the run
+    // says so once rather than leave a reader to guess (issue 30).
+    let found = energy::discover(std::path::Path::new("/sys"), &energy::read_to_string);
+    notes.extend(found.run_note());
+    plan.energy = found.sources;
     if !unmeasured_cpus.is_empty() {
         notes.push(format!(
             "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \

@@ -484,9 +484,14 @@ struct ChildLink<'a> {
     solo: bool,
     go_seen: bool,
     stop_seen: bool,
+    /// The machine-wide energy counters, in process 0 only.
+    energy: Option<crate::energy::Probe>,
 }
 
 impl Link for ChildLink<'_> {
+    fn energy(&self) -> Option<&crate::energy::Probe> {
+        self.energy.as_ref()
+    }
     fn ready(&mut self) -> Fallible {
         let h = self.slots.header(self.slot);
         h.waiting.store(1, Ordering::Release);
@@ -585,6 +590,10 @@ fn child_main(
         solo: ctx.parallel == 1,
         go_seen: false,
         stop_seen: false,
+        energy: (ctx.process == 0 && !plan.energy.is_empty()).then(|| crate::energy::Probe {
+            sources: plan.energy.clone(),
+            read: Box::new(crate::energy::read_to_string),
+        }),
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_process(bench, shape, plan, ctx, &Monotonic, &mut link)
