@@ -51,10 +51,14 @@ pub const SYNCED_FILE_NS_PER_BYTE: f64 = 5.5;
 const PARALLEL_SIZING_INTERVALS: u64 = 8;
 
 /// Several processes also run while the others warm up (until all are
-/// warm) and after their own intervals (until all are done): about one
-/// interval a round between them (`stream -P 2`'s later rounds: 6.2 s for
-/// 4 s of warm-up and intervals and 0.5 s of setup).
-const PARALLEL_WAIT_INTERVALS: u64 = 1;
+/// warm) and after their own intervals (until all are done), and with as
+/// many processes as CPUs every other task on the machine stretches
+/// them: about three intervals a round between them (`stream -P 2`'s
+/// later rounds on the 2-CPU VM: 9.9–10.9 s and 7.2–12.3 s in two quiet
+/// sittings of 27 Nov, for 6 s of warm-up and intervals and 0.6 s of
+/// setup; one interval, the earlier constant, left the estimate 1.5–1.6 ×
+/// short).
+const PARALLEL_WAIT_INTERVALS: u64 = 3;
 
 /// What a workload trial costs beyond its warm-up and window (starting the
 /// server and clients, collecting histograms): `tcp_rr --quick` took 11.4 s
@@ -305,10 +309,10 @@ mod tests {
         };
         let second = 1_000_000_000;
         // Sizing 8 intervals once; each round a 1 s warm-up, 3 intervals
-        // and 1 interval of waiting.
+        // and 3 intervals of waiting.
         assert_eq!(
             case_ns(&plan, &Shape::latency(1.0), false, &Cost::default()),
-            8 * second + 5 * (5 * second + PER_ROUND_NS)
+            8 * second + 5 * (7 * second + PER_ROUND_NS)
         );
     }
 
