@@ -20,7 +20,7 @@ use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
-use crate::support::line_mix::{pattern, Access, Streams, LINE, MIXES};
+use crate::support::line_mix::{iterate_streams, pattern, Access, Streams, LINE, MIXES};
 use crate::support::memory::check_memory;
 use crate::support::placement::usable_cpus;
 
@@ -81,12 +81,7 @@ impl Benchmark for BwMix {
     }
 
     fn run(&mut self, n: u64) -> Fallible {
-        let s = self
-            .streams
-            .as_ref()
-            .ok_or_else(|| BenchError(format!("{NAME}: no streams")))?;
-        s.iterate(n);
-        Ok(())
+        iterate_streams(self.streams.as_ref(), NAME, n)
     }
 
     fn cleanup(&mut self) {

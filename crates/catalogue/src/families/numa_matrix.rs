@@ -18,7 +18,7 @@ use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
-use crate::support::line_mix::{pattern, Streams, LINE};
+use crate::support::line_mix::{iterate_streams, pattern, Streams, LINE};
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
 use crate::support::numa::Topology;
 use crate::support::placement::pin_self;
@@ -158,12 +158,7 @@ impl Benchmark for Bandwidth {
         Ok(())
     }
     fn run(&mut self, n: u64) -> Fallible {
-        let s = self
-            .streams
-            .as_ref()
-            .ok_or_else(|| BenchError(format!("{NAME}: no streams")))?;
-        s.iterate(n);
-        Ok(())
+        iterate_streams(self.streams.as_ref(), NAME, n)
     }
     fn cleanup(&mut self) {
         self.streams = None;

@@ -357,6 +357,16 @@ impl Streams {
     }
 }
 
+/// One timed iteration of the streams a family's setup started (the
+/// `Benchmark::run` of bw_mix and numa_matrix): every stream makes
+/// `passes` passes; an error naming `family` when setup started none.
+pub fn iterate_streams(streams: Option<&Streams>, family: &str, passes: u64) -> Fallible {
+    streams
+        .ok_or_else(|| BenchError(format!("{family}: no streams")))?
+        .iterate(passes);
+    Ok(())
+}
+
 impl Drop for Streams {
     fn drop(&mut self) {
         self.stop();
