@@ -11,8 +11,9 @@
 //!    the baseline — the modified z-score of `fleet report`
 //!    (`outliers::robust_scores`) — where the spread is the largest of the
 //!    reference's 1.4826·MAD, the benchmark's own run-to-run spread on this
-//!    host (1.4826·MAD of its figures since its last change point) and
-//!    `MIN_SPREAD` (1 %) of the baseline.
+//!    host (1.4826·MAD of its figures since its last change point, taken at
+//!    its upper 95 % confidence bound for that many runs:
+//!    `own_spread_bound`) and `MIN_SPREAD` (1 %) of the baseline.
 //!
 //! The own history is the host's figures since the last change point
 //! E-divisive finds in them (`change_points`), the newest `MAX_OWN_RUNS`
@@ -121,6 +122,39 @@ pub fn relative_spread(figures: &[f64]) -> Option<f64> {
     (med > 0.0).then(|| MAD_SCALE * median(&dev) / med)
 }
 
+/// Asymptotic efficiency of 1.4826·MAD against the standard deviation as
+/// an estimate of a normal spread (Hampel, Rousseeuw and Croux): n figures'
+/// MAD says as much about the spread as 0.3675·n figures' standard
+/// deviation, so its upper bound takes a chi-square of 0.3675·(n − 1)
+/// degrees of freedom.
+pub const MAD_EFFICIENCY: f64 = 0.3675;
+
+/// Confidence of the upper bound put on a host's own run-to-run spread.
+pub const OWN_SPREAD_BOUND_LEVEL: f64 = 0.95;
+
+/// The host's own run-to-run spread as the history vouches for it: the
+/// 1.4826·MAD of its `reference` figures raised to the spread's upper
+/// `OWN_SPREAD_BOUND_LEVEL` confidence bound for that many figures
+/// (σ̂·√(ν / χ²₀.₀₅(ν)), ν = `MAD_EFFICIENCY`·(n − 1)). A short history
+/// cannot vouch for a tight spread: ten runs taken within minutes read
+/// `lat_mem_rd/stride:rand/size:64m` at 1.3 % on the development VM while
+/// the next check read it 5.6 % slow (and the one after it too) — ten
+/// figures' MAD can be a third of the spread the host really has. The bound
+/// is about 2.7 × the MAD's spread at 10 runs, 1.6 × at 30, 1.4 × at 50.
+/// None as `relative_spread`.
+pub fn own_spread_bound(reference: &[f64]) -> Option<f64> {
+    let spread = relative_spread(reference)?;
+    let nu = MAD_EFFICIENCY * (reference.len() as f64 - 1.0);
+    let low = statrs::distribution::ChiSquared::new(nu)
+        .ok()
+        .map(|c| {
+            use statrs::distribution::ContinuousCDF;
+            c.inverse_cdf(1.0 - OWN_SPREAD_BOUND_LEVEL)
+        })
+        .filter(|q| *q > 0.0 && q.is_finite())?;
+    Some(spread * (nu / low).sqrt())
+}
+
 /// The host's own reference among its figures in time order: those since
 /// the last change point, the newest `MAX_OWN_RUNS`. Err with why when
 /// fewer than `MIN_OWN_RUNS` remain.
@@ -143,7 +177,7 @@ pub fn own_reference(series: &[f64]) -> Result<&[f64], String> {
 
 /// `figure` of a benchmark in `unit` judged against `reference` (see the
 /// module's header); `own_spread` the host's run-to-run spread where its
-/// history gives one. None when the unit does not rank (sizes, counts),
+/// history gives one (`own_spread_bound`). None when the unit does not rank (sizes, counts),
 /// the reference is empty or its median is not positive.
 pub fn judge(
     figure: &Headline,
@@ -174,7 +208,14 @@ pub fn judge(
         .max(r),
         level: (1.0 - (1.0 - b_level) - (1.0 - figure.level)).max(0.0),
     };
-    let spread = [relative_spread(reference), own_spread, Some(MIN_SPREAD)]
+    // Against its own history the reference is the host's run-to-run
+    // spread, bounded for how few runs there are; against the class it is
+    // the hosts' spread as `fleet report` takes it.
+    let reference_spread = match against {
+        Against::History => own_spread_bound(reference),
+        Against::Class => relative_spread(reference),
+    };
+    let spread = [reference_spread, own_spread, Some(MIN_SPREAD)]
         .into_iter()
         .flatten()
         .fold(0.0, f64::max);

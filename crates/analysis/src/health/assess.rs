@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use touchstone_results::{Measurement, Run, Statistic, Unit};
 
-use super::{judge, own_reference, relative_spread, Against, Headline, Judgement};
+use super::{judge, own_reference, own_spread_bound, Against, Headline, Judgement};
 use crate::compare::{median_interval, PER_MEDIAN_LEVEL};
 use crate::history::{curve_peaks, Entry};
 use crate::outliers::{host_key, Hardware, MIN_HOSTS};
@@ -195,7 +195,7 @@ pub fn assess(run: &Run, own: &[&Run], class: &[&Run]) -> Assessment {
         let mut own_spread = None;
         match own_reference(&series) {
             Ok(reference) => {
-                own_spread = relative_spread(reference);
+                own_spread = own_spread_bound(reference);
                 if let Some(j) = judge(&f.headline, f.unit, reference, Against::History, None) {
                     out.judged.push(Judged {
                         name: f.name.clone(),

@@ -151,3 +151,59 @@ fn relative_spread_is_the_scaled_mad() {
     assert!((s - 1.4826 / 100.0).abs() < 1e-12);
     assert_eq!(relative_spread(&[1.0]), None);
 }
+
+/// Figures around `level` whose 1.4826·MAD is `rel` of it: a repeating
+/// pattern of ±rel/1.4826 and 0.
+fn spread_of(n: usize, level: f64, rel: f64) -> Vec<f64> {
+    let d = rel / MAD_SCALE;
+    (0..n)
+        .map(|i| level * (1.0 + d * [0.0, 1.0, -1.0, 2.0, -2.0][i % 5]))
+        .collect()
+}
+
+#[test]
+fn a_short_history_cannot_vouch_for_a_tight_spread() {
+    // The development VM's false alarm: ten runs within minutes read a
+    // 64 MiB random chase at 1.3 % spread; the next check read 5.6 % slow.
+    let short = spread_of(10, 153.3, 0.013);
+    let long = spread_of(50, 153.3, 0.013);
+    let (s_short, s_long) = (
+        relative_spread(&short).unwrap(),
+        relative_spread(&long).unwrap(),
+    );
+    assert!((s_short - 0.013).abs() < 0.002 && (s_long - 0.013).abs() < 0.002);
+    let b_short = own_spread_bound(&short).unwrap();
+    let b_long = own_spread_bound(&long).unwrap();
+    // ν = 0.3675·9 ≈ 3.3: χ²₀.₀₅ ≈ 0.45, the bound ≈ 2.7 × the MAD's spread;
+    // at 50 runs ν ≈ 18, χ²₀.₀₅ ≈ 9.4, ≈ 1.4 ×.
+    assert!(
+        (2.4..3.0).contains(&(b_short / s_short)),
+        "{}",
+        b_short / s_short
+    );
+    assert!(
+        (1.3..1.5).contains(&(b_long / s_long)),
+        "{}",
+        b_long / s_long
+    );
+    let now = headline(161.9, 0.005);
+    let j = judge(&now, Unit::Ns, &short, Against::History, None).unwrap();
+    assert!(j.significant && !j.beyond_spread && !j.degraded(), "{j:?}");
+    assert!((j.spread - b_short).abs() < 1e-12);
+    // The same shift against 50 runs of the same spread is still no finding
+    // (3.5 × 1.8 % = 6.3 % needed), a 10 % one is.
+    let j = judge(&now, Unit::Ns, &long, Against::History, None).unwrap();
+    assert!(!j.degraded(), "{j:?}");
+    let j = judge(
+        &headline(168.6, 0.005),
+        Unit::Ns,
+        &long,
+        Against::History,
+        None,
+    )
+    .unwrap();
+    assert!(j.degraded(), "{j:?}");
+    // Against the class the hosts' spread is taken as `fleet report` does.
+    let j = judge(&now, Unit::Ns, &short, Against::Class, None).unwrap();
+    assert!((j.spread - s_short).abs() < 1e-12);
+}
