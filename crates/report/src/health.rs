@@ -115,8 +115,9 @@ pub fn text(a: &Assessment, failed: &[String]) -> String {
         out,
         "A finding needs both: the shift's interval excludes 0 on the slow side, and the \
          figure lies more than {THRESHOLD} spreads from the baseline (the spread: the largest of \
-         the reference's 1.4826·MAD, this host's run-to-run spread at its upper 95 % bound for its runs, and 1 %; own history: at least \
-         {MIN_OWN_RUNS} runs since its last change point). See docs/reports.md."
+         the reference's 1.4826·MAD, this host's run-to-run spread at its upper 95 % bound for \
+         the runs behind it, and 1 %; own history: at least {MIN_OWN_RUNS} runs since its last \
+         change point). See docs/reports.md."
     );
     out
 }
