@@ -25,6 +25,11 @@
 //! the existing curve analysis's: the injection level past which less
 //! delay buys no more bandwidth, where the latency turns up; the peak of
 //! each mix's curve is that mix's peak bandwidth beside one chasing CPU.
+//! It is a mean over the window: every moment a generator does not run
+//! (another task, an interrupt) counts against it, where bw_mem's and
+//! bw_mix's figures are their best short interval; and the chaser shares
+//! the memory system with it. The bandwidth end is therefore compared with
+//! them on the generator's CPU, in interleaved pairs (docs/validation.md).
 //!
 //! Mixes (`support::line_mix`: accesses in a repeating pattern along the
 //! buffer, the loops bw_mix's peak figures run too; every access

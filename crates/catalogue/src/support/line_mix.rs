@@ -17,7 +17,15 @@
 //! 64-bit loads (eight a line, summed in a tree) one stream drew 24 % less
 //! than bw_mem's AVX2 `rd` at one process (docs/validation.md), so the
 //! bandwidth end would have been the loop's, not the memory's. Elsewhere
-//! the 64-bit loop.
+//! the 64-bit loop. The straight read loop (eight 256-bit loads per four
+//! lines, two accumulators) and bw_mem's `rd` (four per two lines, four
+//! accumulators) draw the same: a C copy of both, alternating pass by pass
+//! over one buffer in one pinned thread, read alike within 2 % (medians,
+//! 27 Nov, load 4), calls of 64 lines as the generators make them
+//! included. So when a stream reads below bw_mem, what differs lies
+//! around the loop (its CPU, the moment: this VM's bandwidth flips between
+//! rounds), which is why docs/validation.md compares them interleaved, on
+//! one CPU.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
