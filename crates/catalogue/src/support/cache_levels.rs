@@ -198,16 +198,20 @@ pub enum Place {
 pub struct Step {
     /// The plateau the step ends (latency, its points, its size).
     pub level: Level,
-    /// The step's size, placed as `steps` was asked (`Place`).
+    /// The step's size, placed as `steps` was asked (`Place`): on the
+    /// headline curve, or, for a sweep measured in rounds that agree, the
+    /// smallest of the rounds' places (where every round still holds it).
     pub size: u64,
-    /// The first size measured past it: the step lies in (`size`, `next`].
+    /// The first size measured past it (past every agreeing round's
+    /// place): the step lies in (`size`, `next`].
     pub next: Option<u64>,
     /// Fraction of resampled curves (see `steps`) that show this step
     /// within one grid step, and, when a confirming curve is given, show it
     /// there too.
     pub confidence: f64,
     /// Whether the sweep is fine enough to place the step: a measured size
-    /// at most 2× past it, and at least two points on its plateau.
+    /// at most 2× past its place on the headline curve, and at least two
+    /// points on its plateau.
     pub resolved: bool,
     /// Of the rounds (fresh processes, fresh pages) the sweep was measured
     /// in, how many show the step within one grid step on their own curve,
@@ -447,6 +451,20 @@ pub fn steps(
                 .zip(near.iter().max())
                 .map(|(&a, &b)| (a, b));
             let rounds_within_one_step = rounds_span.is_none_or(|(a, b)| same_step(&sizes, a, b));
+            // Where the rounds agree (each within one grid step), the step
+            // is placed where every one of them still holds the level (the
+            // smallest of their places) and lies below the next size past
+            // the largest: the pooled curve follows whichever rounds were
+            // the extremes, so on a step that sits between two grid sizes
+            // it flips between them from run to run (L2 at 768 KiB or
+            // 1 MiB, the L2 TLB at 3072 or 4096 pages), where every round
+            // agrees on the smaller one.
+            let (size, next) = match rounds_span {
+                Some((low, high)) if rounds_within_one_step => {
+                    (low, sizes.iter().copied().find(|&s| s > high))
+                }
+                _ => (size, next),
+            };
             Some(Step {
                 level,
                 size,
@@ -735,6 +753,44 @@ mod tests {
         assert!(found
             .iter()
             .all(|s| s.rounds_agreeing.is_none() && s.unconfirmed("").is_none()));
+    }
+
+    /// A step between two grid sizes (an L2 of 1 MiB whose halfway
+    /// crossing lies at 896 KiB in some fresh processes and at 1 MiB in
+    /// others): the headline follows the middle round, so the pooled
+    /// curve placed it at 1 MiB in one run and 896 KiB in the next (the
+    /// quick runs' L2 at 768 KiB or 1 MiB). Placed where every round still
+    /// holds it, it is 896 KiB in both, the step below the size past the
+    /// largest round's place.
+    #[test]
+    fn a_step_the_rounds_place_on_two_sizes_is_placed_alike_in_every_run() {
+        let l1 = (48u64 << 10, 1.0);
+        let (low, high) = ((896u64 << 10, 3.5), (1u64 << 20, 3.5));
+        let l3 = (8u64 << 20, 12.0);
+        let runs = [
+            in_rounds([&[l1, low, l3], &[l1, high, l3], &[l1, high, l3]], 150.0),
+            in_rounds([&[l1, low, l3], &[l1, low, l3], &[l1, high, l3]], 150.0),
+        ];
+        let pooled: Vec<Option<u64>> = runs
+            .iter()
+            .map(|run| {
+                let headline: Vec<(u64, f64)> = run.iter().map(|p| (p.size, p.headline)).collect();
+                detect_levels(&headline, 0.25)[1].size
+            })
+            .collect();
+        assert_eq!(
+            pooled,
+            [Some(1 << 20), Some(896 << 10)],
+            "the headline flips"
+        );
+        for run in &runs {
+            let found = steps(run, None, 0.25, min_of, Place::Midpoint);
+            assert_eq!(found.len(), 3, "{found:?}");
+            assert_eq!(found[1].size, 896 << 10, "{:?}", found[1]);
+            assert_eq!(found[1].next, Some(1280 << 10), "{:?}", found[1]);
+            assert_eq!(found[1].unconfirmed(""), None, "{:?}", found[1]);
+            assert_eq!(found[0].size, 48 << 10);
+        }
     }
 
     fn synthetic(levels: &[(u64, f64)], mem: f64) -> Vec<(u64, f64)> {
