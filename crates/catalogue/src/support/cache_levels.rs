@@ -234,6 +234,12 @@ impl Step {
     /// CPU, which decides where it lands in the next run (a guest's
     /// shared L3 reads as memory in some rounds and as a cache in others).
     pub fn unconfirmed(&self, with: &str) -> Option<String> {
+        self.unconfirmed_in(with, bytes_text)
+    }
+
+    /// `unconfirmed` for a sweep whose sizes are not bytes: `text` writes
+    /// a size (the tlb family's page counts).
+    pub fn unconfirmed_in(&self, with: &str, text: fn(u64) -> String) -> Option<String> {
         if self.confidence < MIN_CONFIDENCE {
             return Some(format!(
                 "{:.0} % of resampled curves{with} show it within one grid step (needs {:.0} %)",
@@ -250,8 +256,8 @@ impl Step {
             (_, Some((low, high))) if !self.rounds_within_one_step => Some(format!(
                 "its rounds place it from {} to {}, more than one grid step apart: \
                  it moves between fresh processes",
-                bytes_text(low),
-                bytes_text(high)
+                text(low),
+                text(high)
             )),
             _ => None,
         }
