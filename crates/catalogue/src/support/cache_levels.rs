@@ -628,7 +628,7 @@ pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> V
         let up = pts[i].1 > level * (1.0 + rise);
         // Stays up: the next point (if any) is up as well, so a single
         // noisy point does not make a level.
-        let stays = pts.get(i + 1).map_or(true, |q| q.1 > level * (1.0 + rise));
+        let stays = pts.get(i + 1).is_none_or(|q| q.1 > level * (1.0 + rise));
         if up && stays {
             // The transition points (between plateaus) are skipped: the new
             // plateau starts where the latency stops rising fast.
@@ -667,8 +667,7 @@ pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> V
         let end = starts[k + 1];
         let size = pts[start..end]
             .iter()
-            .filter(|p| p.1 < mid)
-            .last()
+            .rfind(|p| p.1 < mid)
             .map(|p| p.0)
             .unwrap_or(pts[start].0);
         levels[k].size = Some(size);
