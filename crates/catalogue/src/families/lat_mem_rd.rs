@@ -126,6 +126,13 @@ pub fn sizes_agree(detected: u64, os: u64) -> bool {
     (0.7..=1.5).contains(&r)
 }
 
+/// A step at no more than 1/`SHARE` of the size the OS reports for the
+/// level it is named after is a share of that cache, not a level (see
+/// `derive_from`); 2 leaves the grid's resolution and replacement
+/// (`sizes_agree` flags from 0.7) room, and takes in the guest's L3 step
+/// when it lands at 16 MiB of 32.
+const SHARE: u64 = 2;
+
 /// Cache levels and the memory latency found in the random chains, next to
 /// the OS's caches.
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
@@ -158,7 +165,9 @@ fn memory_from(os: &[touchstone_results::host::Cache]) -> u64 {
 ///   too; its confidence is stored. A confirmed step is named after the
 ///   level the OS reports nearest to it (`name_steps`), so a level missed
 ///   in one run does not rename the next; levels are named only when the
-///   sweep starts inside L1. A step that fails is "not detected" (a warning
+///   sweep starts inside L1. A step at no more than half the size the OS reports
+///   for its level is that cache's share left to this process, not a
+///   level (`SHARE`). A step that fails is "not detected" (a warning
 ///   says which and why), and its plateau merges with the next. A level the
 ///   OS reports that no confirmed step stands for is stored as such: the
 ///   measurement is `invalid`, "not detected" with the reason, never a
@@ -235,6 +244,24 @@ pub fn derive_from(
         "the OS",
         &mut why,
     );
+    // A step at no more than half the size the OS reports for its level is not
+    // that level's capacity but the share of it this process was left (a
+    // guest's shared L3 at 4-12 MiB of 32 MiB, other tenants taking the
+    // rest), which moves from one run to the next: no figure.
+    for (i, step) in found.iter().enumerate() {
+        let Some(lv) = names[i] else { continue };
+        let Some(&(_, os_size)) = reported.iter().find(|(l, _)| *l == lv) else {
+            continue;
+        };
+        if why[i].is_none() && step.size.saturating_mul(SHARE) <= os_size {
+            why[i] = Some(format!(
+                "at most 1/{SHARE} of the {} the OS reports for L{lv}: the share of the \
+                 cache this process was left (a guest's shared cache), which moves between runs, \
+                 not its capacity",
+                bytes_text(os_size)
+            ));
+        }
+    }
     let mut out = Vec::new();
     let mut not_detected: Vec<String> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();

@@ -117,7 +117,7 @@ pub fn derive_from(
         } else if !step.resolved {
             Some("the page counts around it are too sparse to place it".to_string())
         } else {
-            step.unconfirmed("")
+            step.unconfirmed_in("", |pages| format!("{pages} pages"))
         });
     }
     let reported: Vec<(u32, u64)> = tlbs.iter().map(|t| (t.level, t.entries as u64)).collect();
@@ -570,5 +570,75 @@ mod tests {
             .map(|s| s.size)
             .collect();
         assert_eq!(midpoint, [96, 3072]);
+    }
+
+    /// Five rounds (fresh processes) over the default grid, each with its
+    /// L2 TLB step just past `ends[r]` pages: the L1 TLB at 96 entries and
+    /// the L2 plateau, then the page walks. The headline is the median of
+    /// the rounds' minima.
+    fn in_rounds(ends: [u64; 5]) -> Vec<SweepPoint> {
+        grid(true)
+            .iter()
+            .map(|&p| {
+                let of = |end: u64| {
+                    if p <= 96 {
+                        0.95
+                    } else if p <= end {
+                        2.6
+                    } else {
+                        13.0
+                    }
+                };
+                let mut minima: Vec<f64> = ends.iter().map(|&e| of(e)).collect();
+                let samples: Vec<f64> = minima.iter().flat_map(|&v| [v; 3]).collect();
+                let rounds: Vec<u32> = (0..5u32).flat_map(|r| [r; 3]).collect();
+                minima.sort_by(f64::total_cmp);
+                SweepPoint {
+                    size: p,
+                    samples,
+                    rounds,
+                    headline: minima[2],
+                }
+            })
+            .collect()
+    }
+
+    /// The stored default runs on the development guest: the L2 TLB step
+    /// at 3072 pages in most rounds and at 4096 in some, so the headline
+    /// gave 3072 in four runs of five and 4096 in one. Placed where every
+    /// round still holds it, it is 3072 in both, the step below the size
+    /// past the largest round's (6144); rounds more than one grid step
+    /// apart are not confirmed, the reason in pages (it said "2 KiB to
+    /// 4 KiB").
+    #[test]
+    fn the_l2_tlb_is_placed_alike_when_the_rounds_straddle_a_page_count() {
+        let reported = tlbs(&[96, 4096]);
+        for ends in [
+            [3072, 3072, 4096, 3072, 3072],
+            [4096, 3072, 4096, 4096, 3072],
+        ] {
+            let points = in_rounds(ends);
+            let headline: Vec<(u64, f64)> = points.iter().map(|p| (p.size, p.headline)).collect();
+            let pooled = crate::support::cache_levels::detect_levels(&headline, 0.2)[1].onset;
+            assert_eq!(
+                pooled,
+                Some(ends[0]),
+                "the headline follows the middle round"
+            );
+            let d = derive_from(&points, 4096, &LINES, "cpuid", &reported);
+            let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
+            assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
+            assert_eq!(d[1].extra["next_pages"], 6144.0);
+            assert!(d.iter().all(|m| m.warnings.is_empty()), "{d:?}");
+        }
+        let d = derive_from(
+            &in_rounds([2560, 3072, 3072, 4096, 4096]),
+            4096,
+            &LINES,
+            "cpuid",
+            &reported,
+        );
+        let why = d[1].invalid.as_deref().expect("the rounds disagree");
+        assert!(why.contains("from 2560 pages to 4096 pages"), "{why}");
     }
 }
