@@ -178,3 +178,124 @@ fn report_ranks_three_hosts_by_cost_and_marks_the_pareto_front() {
     let e = fails(&db, &["report", "--sort", "per-price"]);
     assert!(e.contains("several currencies"), "{e}");
 }
+
+/// The fields of one CSV line (RFC 4180 quoting).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// A CSV document as a header and rows of named fields.
+fn csv_table(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = text.lines();
+    let head = csv_fields(lines.next().unwrap());
+    lines
+        .map(|l| head.iter().cloned().zip(csv_fields(l)).collect())
+        .collect()
+}
+
+fn close_to(field: &str, want: f64, tolerance: f64) -> bool {
+    field
+        .parse::<f64>()
+        .is_ok_and(|v| (v - want).abs() <= tolerance)
+}
+
+#[test]
+fn csv_reports_carry_the_cost_columns_with_their_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = priced_hosts(dir.path());
+    let ids = ["aaaa0001", "bbbb0002", "cccc0003"];
+
+    // The summary: one `cost` line per figure, one column per run.
+    let rows = csv_table(&ok(&db, &["report", "--format", "csv"]));
+    let figure = |name: &str| {
+        rows.iter()
+            .find(|r| r["group"] == "cost" && r["measurement"] == name)
+            .unwrap_or_else(|| panic!("no cost line {name}"))
+    };
+    let per_price = figure("index_per_price");
+    assert_eq!(per_price["unit"], "index per 1,000 EUR");
+    // alpha 100 / 1 = 100, beta 200 / 4 = 50, gamma 400 / 2 = 200.
+    for (id, want) in ids.iter().zip([100.0, 50.0, 200.0]) {
+        assert!(close_to(&per_price[*id], want, 2.0), "{id}: {per_price:?}");
+    }
+    let per_watt = figure("index_per_watt");
+    for (id, want) in ids.iter().zip([1.0, 4.0, 0.5]) {
+        assert!(close_to(&per_watt[*id], want, 0.02), "{id}: {per_watt:?}");
+    }
+    assert_eq!(figure("power")["cccc0003"], "nameplate");
+    assert_eq!(figure("price_pareto_front")["bbbb0002"], "false");
+    assert_eq!(figure("power_pareto_front")["bbbb0002"], "true");
+    // Each interval holds its figure, and is the index's divided alike.
+    let (low, high) = (
+        figure("index_per_price_low"),
+        figure("index_per_price_high"),
+    );
+    let index_low = figure("index_low");
+    for id in &ids[1..] {
+        let (l, v, h): (f64, f64, f64) = (
+            low[*id].parse().unwrap(),
+            per_price[*id].parse().unwrap(),
+            high[*id].parse().unwrap(),
+        );
+        assert!(l <= v && v <= h, "{id}: {l} {v} {h}");
+    }
+    let gamma_low: f64 = index_low["cccc0003"].parse().unwrap();
+    assert!(close_to(&low["cccc0003"], gamma_low / 2.0, 1e-9), "{low:?}");
+
+    // The wide summary: the same figures as columns of each run's line.
+    let rows = csv_table(&ok(&db, &["report", "--format", "csv", "--wide"]));
+    let gamma = rows.iter().find(|r| r["run"] == "cccc0003").unwrap();
+    assert!(
+        close_to(&gamma["index_per_price (index per 1,000 EUR)"], 200.0, 2.0),
+        "{gamma:?}"
+    );
+    assert!(
+        close_to(&gamma["index_per_watt (index per W)"], 0.5, 0.01),
+        "{gamma:?}"
+    );
+    assert_eq!(gamma["price (currency)"], "2000");
+    assert_eq!(gamma["currency (ISO 4217)"], "EUR");
+    assert!(!gamma["index_per_watt_low (index per W)"].is_empty());
+
+    // The comparison: a line per other run and figure after the index's.
+    let rows = csv_table(&ok(
+        &db,
+        &[
+            "compare", "aaaa0001", "bbbb0002", "cccc0003", "--format", "csv",
+        ],
+    ));
+    let line = |bench: &str, run: &str| {
+        rows.iter()
+            .find(|r| r["benchmark"] == bench && r["run"] == run)
+            .unwrap_or_else(|| panic!("no {bench} line for {run}"))
+    };
+    let beta = line("INDEX_PER_WATT", "bbbb0002");
+    assert!(close_to(&beta["value"], 4.0, 0.05), "{beta:?}");
+    assert!(close_to(&beta["base_value"], 1.0, 1e-9), "{beta:?}");
+    assert_eq!(beta["verdict"], "pareto front");
+    let gamma = line("INDEX_PER_PRICE", "cccc0003");
+    assert!(close_to(&gamma["value"], 200.0, 2.0), "{gamma:?}");
+    assert!(!gamma["ratio_low"].is_empty() && !gamma["ratio_high"].is_empty());
+
+    // Without an inventory, no cost line or column.
+    let bare = tempfile::tempdir().unwrap();
+    let db = store(bare.path(), &[run("dddd0004", "delta", None, 0)]);
+    let text = ok(&db, &["report", "--format", "csv"]);
+    assert!(!text.contains("index_per"), "{text}");
+    let text = ok(&db, &["report", "--format", "csv", "--wide"]);
+    assert!(!text.contains("index_per"), "{text}");
+}

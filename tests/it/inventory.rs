@@ -131,3 +131,62 @@ fn a_farm_file_with_a_bad_row_sets_nothing_and_names_the_line() {
     assert!(text(&o).contains("currency"), "{}", text(&o));
     assert_eq!(listed(&s).as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn runs_json_and_show_json_carry_each_hosts_inventory() {
+    let s = Sandbox::new();
+    let o = import_file(&s, "run.json", &document("00000000000000c1", "priced"));
+    assert!(o.status.success(), "{}", text(&o));
+    let runs = |s: &Sandbox| -> Value {
+        let o = s.run(&["runs", "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    // Nothing stored: no field.
+    assert!(runs(&s)[0].get("inventory").is_none(), "{}", runs(&s));
+    let shown = s.run(&["show", "last", "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert!(doc.get("inventory").is_none(), "{doc}");
+    assert_eq!(doc["runs"][0]["id"], "00000000000000c1");
+
+    let o = s.run(&[
+        "inventory",
+        "set",
+        "vm",
+        "--price",
+        "12500",
+        "--currency",
+        "EUR",
+        "--date",
+        "2026-03-01",
+        "--watts-busy",
+        "420",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let listed = runs(&s);
+    let inv = &listed[0]["inventory"];
+    assert_eq!(inv["host"], "vm", "{listed}");
+    assert_eq!(inv["price"], 12500.0);
+    assert_eq!(inv["currency"], "EUR");
+    assert_eq!(inv["date"], "2026-03-01");
+    assert_eq!(inv["watts_busy"], 420.0);
+    // The machine's own entry (by identity) is preferred to its name's.
+    let identity = match doc["runs"][0]["host"]["machine_id"].as_str() {
+        Some(id) => format!("vm#{id}"),
+        None => "vm".to_string(),
+    };
+    let o = s.run(&["inventory", "set", &identity, "--watts-busy", "333"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(runs(&s)[0]["inventory"]["watts_busy"], 333.0);
+
+    let shown = s.run(&["show", "last", "--format", "json"]);
+    assert!(shown.status.success(), "{}", text(&shown));
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(doc["inventory"][0]["watts_busy"], 333.0, "{doc}");
+    // The document still imports as a run.
+    let b = Sandbox::new();
+    let o = import_file(&b, "shown.json", &doc.to_string());
+    assert!(o.status.success(), "{}", text(&o));
+    let md = text(&s.run(&["show", "last", "--format", "markdown"]));
+    assert!(md.contains("inventory: vm"), "{md}");
+}

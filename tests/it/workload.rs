@@ -395,6 +395,31 @@ fn a_quick_tcp_rr_sweep_is_stored_as_a_curve_and_leaves_no_process() {
     for p in points {
         check_point(p, p["load"].as_u64().unwrap(), 4);
     }
+    // Energy (issue 30): every point carries its windows' energy where a
+    // counter is readable; elsewhere none does, and the run says so once.
+    use touchstone_harness::energy::{discover, read_to_string};
+    let found = discover(std::path::Path::new("/sys"), &read_to_string);
+    let has_energy = |o: &Value| {
+        o.get("extra")
+            .and_then(Value::as_object)
+            .is_some_and(|e| e.keys().any(|k| k.starts_with("energy_")))
+    };
+    let with_energy = points.iter().filter(|p| has_energy(p)).count();
+    if found.sources.is_empty() {
+        assert_eq!(
+            err.matches("no energy counter readable").count(),
+            1,
+            "{err}"
+        );
+        assert_eq!(with_energy, 0, "{points:?}");
+    } else {
+        assert_eq!(with_energy, points.len(), "{points:?}");
+        assert!(points[0]["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(has_energy));
+    }
     // Printed as the report's curve tables, one per CPU count.
     let shown = String::from_utf8_lossy(&s.run(&["show", "last"]).stdout).into_owned();
     assert!(shown.contains("size:4 · 1 CPU (0)"), "{shown}");

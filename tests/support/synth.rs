@@ -312,6 +312,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
                 cpu,
                 service_demand: demand,
                 self_check: None,
+                extra: Default::default(),
             }
         })
         .collect();
@@ -350,6 +351,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
         cpu,
         service_demand: demand,
         self_check: None,
+        extra: Default::default(),
     }
 }
 

@@ -73,6 +73,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         cpu: CpuSplit::default(),
         service_demand: ServiceDemand::default(),
         self_check: None,
+        extra: Default::default(),
     };
     Point {
         load,
@@ -94,6 +95,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
         cpu: CpuSplit::default(),
         service_demand: ServiceDemand::default(),
         self_check: None,
+        extra: Default::default(),
     }
 }
 

@@ -309,10 +309,8 @@ impl Probe {
         snapshot(&self.sources, &*self.read)
     }
 
-    /// A window's figures as measurement extras: `energy_<zone>_j` (joules),
-    /// `energy_<zone>_w` (mean watts) and, where the counter resolves it,
-    /// `energy_<zone>_j_per_op` (joules per operation). A second source of
-    /// the same coverage (a second package) gets `_2`, `_3` after the zone.
+    /// A window's figures as measurement extras (`named_extras`), over
+    /// `seconds` and `ops` operations.
     pub fn extras(
         &self,
         before: &Snapshot,
@@ -320,40 +318,117 @@ impl Probe {
         seconds: f64,
         ops: u64,
     ) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let mut seen: Vec<String> = Vec::new();
-        for w in window(&self.sources, before, after, seconds, ops) {
-            let zone = match &w.coverage {
-                Coverage::Package => "package".to_string(),
-                Coverage::Core => "core".to_string(),
-                Coverage::Dram => "dram".to_string(),
-                Coverage::Node => "node".to_string(),
-                Coverage::Other(l) => l
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() {
-                            c.to_ascii_lowercase()
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect(),
-            };
-            let n = seen.iter().filter(|z| **z == zone).count();
-            seen.push(zone.clone());
-            let key = if n == 0 {
-                zone
-            } else {
-                format!("{zone}_{}", n + 1)
-            };
-            out.push((format!("energy_{key}_j"), w.joules));
-            out.push((format!("energy_{key}_w"), w.watts));
-            if let Some(j) = w.joules_per_op {
-                out.push((format!("energy_{key}_j_per_op"), j));
+        named_extras(window(&self.sources, before, after, seconds, ops))
+    }
+
+    /// A workload trial's figures: the snapshots were taken `sampled_ns`
+    /// apart around a window of `window_ns` in which `ops` operations
+    /// completed. Watts are over the sampled span; joules are scaled to
+    /// the window, as the trial's CPU clocks are, and joules per operation
+    /// are those over the window's operations (where the counter resolves
+    /// them over the sampled span).
+    pub fn trial_extras(
+        &self,
+        before: &Snapshot,
+        after: &Snapshot,
+        sampled_ns: u64,
+        window_ns: u64,
+        ops: u64,
+    ) -> Vec<(String, f64)> {
+        if sampled_ns == 0 || window_ns == 0 {
+            return Vec::new();
+        }
+        let seconds = sampled_ns as f64 / 1e9;
+        let scale = window_ns as f64 / sampled_ns as f64;
+        let mut windows = window(&self.sources, before, after, seconds, ops);
+        for w in &mut windows {
+            w.joules *= scale;
+            if w.joules_per_op.is_some() {
+                w.joules_per_op = Some(w.joules / ops as f64);
             }
         }
-        out
+        named_extras(windows)
     }
+}
+
+/// Figures as extras: `energy_<zone>_j` (joules), `energy_<zone>_w` (mean
+/// watts) and, where the counter resolves it, `energy_<zone>_j_per_op`
+/// (joules per operation). A second source of the same coverage (a second
+/// package) gets `_2`, `_3` after the zone.
+pub fn named_extras(windows: Vec<WindowEnergy>) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for w in windows {
+        let zone = match &w.coverage {
+            Coverage::Package => "package".to_string(),
+            Coverage::Core => "core".to_string(),
+            Coverage::Dram => "dram".to_string(),
+            Coverage::Node => "node".to_string(),
+            Coverage::Other(l) => l
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect(),
+        };
+        let n = seen.iter().filter(|z| **z == zone).count();
+        seen.push(zone.clone());
+        let key = if n == 0 {
+            zone
+        } else {
+            format!("{zone}_{}", n + 1)
+        };
+        out.push((format!("energy_{key}_j"), w.joules));
+        out.push((format!("energy_{key}_w"), w.watts));
+        if let Some(j) = w.joules_per_op {
+            out.push((format!("energy_{key}_j_per_op"), j));
+        }
+    }
+    out
+}
+
+/// A workload point's energy over its kept trials, each given as its
+/// extras, its window (ns) and its operations: joules summed, watts as
+/// those joules over the windows summed, joules per operation over the
+/// operations summed where every trial resolved one. A zone some trial
+/// lacks (a read that failed) gets no figure rather than a partial one.
+pub fn over_trials(
+    trials: &[(&std::collections::BTreeMap<String, f64>, u64, u64)],
+) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some((first, _, _)) = trials.first() else {
+        return out;
+    };
+    let seconds: f64 = trials.iter().map(|t| t.1 as f64 / 1e9).sum();
+    let ops: u64 = trials.iter().map(|t| t.2).sum();
+    for key in first.keys() {
+        let Some(zone) = key
+            .strip_prefix("energy_")
+            .and_then(|k| k.strip_suffix("_j"))
+        else {
+            continue;
+        };
+        let Some(joules) = trials
+            .iter()
+            .map(|t| t.0.get(key).copied())
+            .sum::<Option<f64>>()
+        else {
+            continue;
+        };
+        out.insert(key.clone(), joules);
+        if seconds > 0.0 {
+            out.insert(format!("energy_{zone}_w"), joules / seconds);
+        }
+        let per_op = format!("energy_{zone}_j_per_op");
+        if ops > 0 && trials.iter().all(|t| t.0.contains_key(&per_op)) {
+            out.insert(per_op, joules / ops as f64);
+        }
+    }
+    out
 }
 
 /// The BMC's instantaneous whole-node power through `ipmitool dcmi power
@@ -396,4 +471,4 @@ fn parse_ipmi_reading(text: &str) -> io::Result<u64> {
 
 #[cfg(test)]
 #[path = "energy_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -263,3 +263,84 @@ fn snapshots_of_the_recorded_tree_read_each_zone() {
         [Some(262_143_328_000), Some(51_234_567), Some(9_876_543)]
     );
 }
+
+/// The recorded RAPL tree with its package counter read as `values` in
+/// turn (the last repeated); the other zones read as recorded.
+pub(crate) fn rapl_probe_reading(values: Vec<u64>) -> Probe {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let found = discover(&tree("rapl-full"), &read_to_string);
+    let package = found.sources[0].path.clone();
+    let reads = AtomicUsize::new(0);
+    Probe {
+        sources: found.sources,
+        read: Box::new(move |p: &Path| {
+            if p == package {
+                let k = reads.fetch_add(1, Ordering::SeqCst).min(values.len() - 1);
+                Ok(format!("{}\n", values[k]))
+            } else {
+                read_to_string(p)
+            }
+        }),
+    }
+}
+
+fn extra(extras: &[(String, f64)], key: &str) -> Option<f64> {
+    extras.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+}
+
+#[test]
+fn a_workload_window_gets_watts_over_the_sampled_span_and_joules_over_the_window() {
+    // The package counter wraps between the two reads: 500_000 µJ short of
+    // the top, then 1_499_999 past zero: 2 J.
+    let max = 262_143_328_850;
+    let probe = rapl_probe_reading(vec![max - 500_000, 1_499_999]);
+    let (before, after) = (probe.snapshot(), probe.snapshot());
+    // Sampled over 1 s around a window of 0.8 s in which 1600 ops completed.
+    let got = probe.trial_extras(&before, &after, 1_000_000_000, 800_000_000, 1_600);
+    assert_eq!(extra(&got, "energy_package_w"), Some(2.0));
+    let joules = extra(&got, "energy_package_j").unwrap();
+    assert!((joules - 1.6).abs() < 1e-12, "{joules}");
+    let per_op = extra(&got, "energy_package_j_per_op").unwrap();
+    assert!((per_op - 0.001).abs() < 1e-15, "{per_op}");
+    // The core and DRAM counters did not move: 0 J, too few steps for a
+    // figure per operation.
+    assert_eq!(extra(&got, "energy_core_j"), Some(0.0));
+    assert_eq!(extra(&got, "energy_dram_j_per_op"), None);
+    // No operations: no figure per operation; no span: nothing.
+    let idle = probe.trial_extras(&before, &after, 1_000_000_000, 800_000_000, 0);
+    assert_eq!(extra(&idle, "energy_package_j_per_op"), None);
+    assert!(probe
+        .trial_extras(&before, &after, 0, 800_000_000, 5)
+        .is_empty());
+}
+
+#[test]
+fn a_points_energy_sums_its_trials_and_resolves_per_op_only_where_each_did() {
+    let map = |pairs: &[(&str, f64)]| -> std::collections::BTreeMap<String, f64> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    };
+    let a = map(&[
+        ("energy_package_j", 3.0),
+        ("energy_package_w", 3.0),
+        ("energy_package_j_per_op", 0.003),
+        ("energy_dram_j", 1.0),
+        ("energy_dram_w", 1.0),
+    ]);
+    let b = map(&[
+        ("energy_package_j", 5.0),
+        ("energy_package_w", 2.5),
+        ("energy_package_j_per_op", 0.005),
+    ]);
+    let point = over_trials(&[(&a, 1_000_000_000, 1_000), (&b, 2_000_000_000, 1_000)]);
+    assert_eq!(point["energy_package_j"], 8.0);
+    assert!((point["energy_package_w"] - 8.0 / 3.0).abs() < 1e-12);
+    assert_eq!(point["energy_package_j_per_op"], 0.004);
+    // DRAM was not read in the second trial: no partial figure.
+    assert!(!point.keys().any(|k| k.contains("dram")), "{point:?}");
+    // Without a resolvable trial, no figure per operation.
+    let c = map(&[("energy_package_j", 1.0), ("energy_package_w", 1.0)]);
+    let point = over_trials(&[(&a, 1_000_000_000, 1_000), (&c, 1_000_000_000, 1_000)]);
+    assert_eq!(point["energy_package_j"], 4.0);
+    assert!(!point.contains_key("energy_package_j_per_op"));
+    assert!(over_trials(&[]).is_empty());
+}

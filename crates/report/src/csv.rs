@@ -6,6 +6,7 @@
 
 use touchstone_analysis::compare::Verdict;
 use touchstone_analysis::compare_curves::{CurveComparison, PeakSide};
+use touchstone_analysis::cost::{Cost, RunCost, Scaled};
 use touchstone_analysis::table::Matrix;
 use touchstone_results::curve::Point;
 use touchstone_results::Run;
@@ -17,18 +18,25 @@ pub struct Csv;
 
 impl Render for Csv {
     fn summary(&self, m: &Model) -> String {
+        let cost = m.cost.as_ref();
         if m.layout.wide {
-            summary_wide(&m.matrix, &m.order)
+            summary_wide(&m.matrix, &m.order, cost)
         } else {
-            summary(&m.matrix, &m.order)
+            summary(&m.matrix, &m.order) + &cost.map_or(String::new(), |c| cost_lines(c, &m.order))
         }
     }
 
     fn comparison(&self, m: &Model) -> String {
-        comparison(
-            &m.matrix,
-            m.compared.as_ref().expect("a comparison's model"),
-        )
+        let compared = m.compared.as_ref().expect("a comparison's model");
+        comparison(&m.matrix, compared)
+            + &m.cost.as_ref().map_or(String::new(), |c| {
+                cost_comparison_lines(
+                    &m.matrix,
+                    c,
+                    compared.comparison.base,
+                    &compared.comparison.others,
+                )
+            })
     }
 
     fn run(&self, m: &Model) -> String {
@@ -151,8 +159,9 @@ fn run_fields(run: &Run) -> Vec<String> {
 /// (its run's four identifying fields, empty measurement fields, then the
 /// point): one table a spreadsheet reads whole, where the lines with a
 /// `workload` are the points.
-pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
+pub fn summary_wide(m: &Matrix, order: &[usize], cost: Option<&Cost>) -> String {
     let has_curves = order.iter().any(|&r| !m.runs[r].curves.is_empty());
+    let figures = cost.map_or(Vec::new(), cost_figures);
     let mut head: Vec<String> = ["run", "host", "label", "started"]
         .iter()
         .map(|s| s.to_string())
@@ -162,6 +171,9 @@ pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
             .iter()
             .map(|c| format!("{} ({})", c.label(), c.unit)),
     );
+    // The cost figures (`cost_figures`), where the inventory gives them,
+    // after the measurements: one value per run line.
+    head.extend(figures.iter().map(|f| format!("{} ({})", f.name, f.unit)));
     if has_curves {
         head.extend(POINT_COLUMNS.iter().map(|s| s.to_string()));
     }
@@ -172,6 +184,12 @@ pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
             m.cells[r]
                 .iter()
                 .map(|c| num(c.as_ref().map(|x| x.value()))),
+        );
+        let of_run = cost.and_then(|c| c.of_row(r));
+        f.extend(
+            figures
+                .iter()
+                .map(|fig| of_run.map_or(String::new(), &fig.get)),
         );
         if has_curves {
             f.extend(POINT_COLUMNS.iter().map(|_| String::new()));
@@ -185,6 +203,7 @@ pub fn summary_wide(m: &Matrix, order: &[usize]) -> String {
             for p in &c.points {
                 let mut f = run_fields(run);
                 f.extend(m.columns.iter().map(|_| String::new()));
+                f.extend(figures.iter().map(|_| String::new()));
                 f.extend(point_fields(&c.workload, &params, &c.operation, p));
                 out.push_str(&line(&f));
             }
@@ -453,6 +472,153 @@ fn curve_comparison_rows(base: &str, other: &str, curves: &[CurveComparison]) ->
                 num(p.ratio.map(|x| x.low)),
                 num(p.ratio.map(|x| x.high)),
                 verdict_field(p.verdict),
+            ]));
+        }
+    }
+    out
+}
+
+/// One cost figure of a run, as a CSV field.
+struct CostFigure {
+    name: &'static str,
+    unit: String,
+    get: Box<dyn Fn(&RunCost) -> String>,
+}
+
+/// The cost figures (`touchstone_analysis::cost`) in stored form: the
+/// index and its interval, the price, the index per 1,000 of the currency
+/// and its interval, the watts, the index per watt and its interval, and
+/// whether the run is on each Pareto front.
+fn cost_figures(cost: &Cost) -> Vec<CostFigure> {
+    let per_price = match &cost.currency {
+        Some(c) => format!("index per 1,000 {c}"),
+        None => "index per 1,000 currency".to_string(),
+    };
+    let fig = |name, unit: &str, get: Box<dyn Fn(&RunCost) -> String>| CostFigure {
+        name,
+        unit: unit.to_string(),
+        get,
+    };
+    type Pick = fn(&RunCost) -> Option<Scaled>;
+    let value = |pick: Pick| -> Box<dyn Fn(&RunCost) -> String> {
+        Box::new(move |c| num(pick(c).map(|s| s.value)))
+    };
+    let low = |pick: Pick| -> Box<dyn Fn(&RunCost) -> String> {
+        Box::new(move |c| num(pick(c).and_then(|s| s.interval).map(|i| i.0)))
+    };
+    let high = |pick: Pick| -> Box<dyn Fn(&RunCost) -> String> {
+        Box::new(move |c| num(pick(c).and_then(|s| s.interval).map(|i| i.1)))
+    };
+    let (index, price, watt): (Pick, Pick, Pick) = (|c| c.index, |c| c.per_price, |c| c.per_watt);
+    vec![
+        fig("index", "index", value(index)),
+        fig("index_low", "index", low(index)),
+        fig("index_high", "index", high(index)),
+        fig("price", "currency", Box::new(|c| num(c.price))),
+        fig(
+            "currency",
+            "ISO 4217",
+            Box::new(|c| c.currency.clone().unwrap_or_default()),
+        ),
+        fig("index_per_price", &per_price, value(price)),
+        fig("index_per_price_low", &per_price, low(price)),
+        fig("index_per_price_high", &per_price, high(price)),
+        fig(
+            "price_pareto_front",
+            "bool",
+            Box::new(|c| c.front_price.to_string()),
+        ),
+        fig("watts", "W", Box::new(|c| num(c.watts))),
+        fig(
+            "power",
+            "busy|nameplate",
+            Box::new(|c| c.power.map_or(String::new(), |k| k.as_str().to_string())),
+        ),
+        fig("index_per_watt", "index per W", value(watt)),
+        fig("index_per_watt_low", "index per W", low(watt)),
+        fig("index_per_watt_high", "index per W", high(watt)),
+        fig(
+            "power_pareto_front",
+            "bool",
+            Box::new(|c| c.front_power.to_string()),
+        ),
+    ]
+}
+
+/// The summary's cost lines: group and family `cost`, one line per
+/// figure (`cost_figures`), one column per run in `order`; the report's
+/// notes (several currencies, …) in the `case` field of the first.
+fn cost_lines(cost: &Cost, order: &[usize]) -> String {
+    let mut out = String::new();
+    for (i, f) in cost_figures(cost).iter().enumerate() {
+        let note = if i == 0 {
+            cost.notes.join("; ")
+        } else {
+            String::new()
+        };
+        let mut fields = vec![
+            "cost".to_string(),
+            "cost".to_string(),
+            f.name.to_string(),
+            String::new(),
+            note,
+            String::new(),
+            String::new(),
+            f.unit.clone(),
+        ];
+        fields.extend(
+            order
+                .iter()
+                .map(|&r| cost.of_row(r).map_or(String::new(), &f.get)),
+        );
+        out.push_str(&line(&fields));
+    }
+    out
+}
+
+/// The comparison's cost lines, after its index lines: benchmark
+/// `INDEX_PER_PRICE` and `INDEX_PER_WATT` for each other run, the base's
+/// figure in `base_value`, the run's in `value`, its interval in
+/// `ratio_low`/`ratio_high`, and `pareto front` in `verdict` for a run
+/// on that front.
+fn cost_comparison_lines(m: &Matrix, cost: &Cost, base: usize, others: &[usize]) -> String {
+    let per_price = match &cost.currency {
+        Some(c) => format!("index per 1,000 {c}"),
+        None => "index per 1,000 currency".to_string(),
+    };
+    type Pick = fn(&RunCost) -> (Option<Scaled>, bool);
+    let kinds: [(&str, &str, Pick); 2] = [
+        ("INDEX_PER_PRICE", &per_price, |c| {
+            (c.per_price, c.front_price)
+        }),
+        ("INDEX_PER_WATT", "index per W", |c| {
+            (c.per_watt, c.front_power)
+        }),
+    ];
+    let mut out = String::new();
+    for (name, unit, pick) in kinds {
+        let base_value = cost.of_row(base).and_then(|c| pick(c).0).map(|s| s.value);
+        for &o in others {
+            let Some(c) = cost.of_row(o) else { continue };
+            let (figure, front) = pick(c);
+            let interval = figure.and_then(|s| s.interval);
+            out.push_str(&line(&[
+                "cost".into(),
+                name.into(),
+                String::new(),
+                unit.to_string(),
+                m.runs[base].id.clone(),
+                num(base_value),
+                m.runs[o].id.clone(),
+                num(figure.map(|s| s.value)),
+                String::new(),
+                num(interval.map(|i| i.0)),
+                num(interval.map(|i| i.1)),
+                if front {
+                    "pareto front".into()
+                } else {
+                    String::new()
+                },
             ]));
         }
     }

@@ -159,7 +159,7 @@ fn or_reason<T: Serialize, E: std::fmt::Display>(r: &Result<T, E>, key: &str) ->
 fn point_json(p: &Point) -> Value {
     let kept = p.kept_trials().count();
     let l = &p.latency;
-    json!({
+    let mut v = json!({
         "load": p.load,
         "cpus": p.cpus,
         "cpu_ids": p.cpu_ids,
@@ -176,7 +176,12 @@ fn point_json(p: &Point) -> Value {
         "service_demand": p.service_demand,
         "self_check": p.self_check,
         "touchstone_bound": p.touchstone_bound(),
-    })
+    });
+    // The window's energy, where the machine exposed a counter.
+    if !p.extra.is_empty() {
+        v["extra"] = json!(p.extra);
+    }
+    v
 }
 
 /// One curve of `run`: its points, and per CPU count the peak, knee,
@@ -240,4 +245,18 @@ fn curve_json(run: &Run, analysed: &Analysed) -> Value {
         "points": c.points.iter().map(point_json).collect::<Vec<_>>(),
         "analysis": { "by_cpus": by_cpus, "scaling": scaling },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::point_json;
+    use crate::testdata::point;
+
+    #[test]
+    fn a_points_energy_is_in_the_json_only_where_it_was_measured() {
+        let mut p = point(2, 1, 1000.0, 0.01, 50_000);
+        assert!(point_json(&p).get("extra").is_none());
+        p.extra.insert("energy_package_w".into(), 21.5);
+        assert_eq!(point_json(&p)["extra"]["energy_package_w"], 21.5);
+    }
 }

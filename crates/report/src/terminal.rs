@@ -489,6 +489,7 @@ mod tests {
             measurements,
             curves,
             measured: measured.iter().map(|s| s.to_string()).collect(),
+            machine_id: None,
         };
         let rows = [
             row("aaaa0001", 0, 1, &["tcp_rr"]),

@@ -31,6 +31,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         cpu,
         service_demand: demand,
         self_check: None,
+        extra: Default::default(),
     };
     let trials = vec![trial(1.0 - spread), trial(1.0), trial(1.0 + spread)];
     let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
@@ -66,6 +67,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         cpu,
         service_demand: demand,
         self_check: None,
+        extra: Default::default(),
     }
 }
 

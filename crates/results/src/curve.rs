@@ -176,6 +176,11 @@ pub struct Trial {
     /// earlier documents and where the kernel gives no thread account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_check: Option<SelfCheck>,
+    /// Named figures over the window: the machine's energy where it exposes
+    /// a counter (`energy_<zone>_j`, `_w`, `_j_per_op`, as a measurement's
+    /// extras). Absent where nothing was readable and in earlier documents.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
 }
 
 /// How the trials of a point converged.
@@ -246,6 +251,11 @@ pub struct Point {
     /// rather than the machine. Absent in earlier documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_check: Option<SelfCheck>,
+    /// Named figures over the kept trials: the energy of their windows
+    /// (`energy_<zone>_j` summed, `_w` over the windows, `_j_per_op` over
+    /// their operations). Absent where nothing was readable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
 }
 
 impl Point {
@@ -377,6 +387,11 @@ mod tests {
                 }
                 .assessed(4),
             ),
+            extra: BTreeMap::from([
+                ("energy_package_j".to_string(), 45.5),
+                ("energy_package_w".to_string(), 15.2),
+                ("energy_package_j_per_op".to_string(), 0.015),
+            ]),
         };
         let rule = Rule::default();
         let point = Point {
@@ -412,6 +427,7 @@ mod tests {
             cpu: trial.cpu,
             service_demand: trial.service_demand,
             self_check: trial.self_check.clone(),
+            extra: trial.extra.clone(),
         };
         let curve = Curve {
             workload: "tcp_rr".into(),
@@ -438,6 +454,19 @@ mod tests {
         let back: Curve = serde_json::from_str(&old).unwrap();
         assert_eq!(back.points[0].self_check, None);
         assert!(!back.points[0].is_touchstone_bound());
+        // Energy travels with the trials and the point; documents from
+        // before it, and points where nothing was readable, carry none.
+        assert_eq!(back.points[0].extra["energy_package_w"], 15.2);
+        let old = json.replace("\"extra\"", "\"ignored_extra\"");
+        let back: Curve = serde_json::from_str(&old).unwrap();
+        assert!(back.points[0].extra.is_empty());
+        let mut none = curve.clone();
+        none.points[0].extra.clear();
+        none.points[0]
+            .trials
+            .iter_mut()
+            .for_each(|t| t.extra.clear());
+        assert!(!serde_json::to_string(&none).unwrap().contains("extra"));
     }
 
     #[test]

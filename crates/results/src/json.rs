@@ -84,7 +84,17 @@ pub fn to_document(runs: Vec<Run>) -> Document {
 }
 
 pub fn to_string(runs: Vec<Run>) -> String {
-    serde_json::to_string_pretty(&to_document(runs)).expect("the model always serialises")
+    to_string_with(runs, Vec::new())
+}
+
+/// The document of `runs` carrying their hosts' `inventory` (none: no
+/// field), as `export` writes it.
+pub fn to_string_with(runs: Vec<Run>, inventory: Vec<HostCost>) -> String {
+    let doc = Document {
+        inventory,
+        ..to_document(runs)
+    };
+    serde_json::to_string_pretty(&doc).expect("the model always serialises")
 }
 
 /// One run as it stands in a document's list of runs (indented, no comma):

@@ -115,6 +115,20 @@ pub struct RunRow {
     /// What the run measured: its micro-benchmark families and workloads,
     /// each named once, in name order.
     pub measured: Vec<String>,
+    /// The host's machine id, for its identity (`Host::identity`); not
+    /// listed (the identity names it where it matters).
+    #[serde(skip)]
+    pub machine_id: Option<String>,
+}
+
+impl RunRow {
+    /// The host's identity, as `Host::identity` gives it.
+    pub fn identity(&self) -> String {
+        match &self.machine_id {
+            Some(id) => format!("{}#{id}", self.hostname),
+            None => self.hostname.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

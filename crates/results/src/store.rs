@@ -544,7 +544,9 @@ impl Store {
                         {curves}, {},
                         (SELECT group_concat(DISTINCT substr(m.name, 1, instr(m.name || '/', '/') - 1))
                          FROM measurements m WHERE m.run_id = r.id),
-                        {workloads}
+                        {workloads},
+                        CASE WHEN json_valid(r.header)
+                             THEN json_extract(r.header, '$.host.machine_id') END
                  FROM runs r ORDER BY r.seq",
                 self.owner_columns()
             ))
@@ -569,6 +571,7 @@ impl Store {
                     measurements: r.get::<_, i64>(5)? as u64,
                     curves: r.get::<_, i64>(6)? as u64,
                     measured: names_of(r.get(11)?, r.get(12)?),
+                    machine_id: r.get::<_, Option<String>>(13).ok().flatten(),
                 })
             })
             .map_err(|e| self.err(e))?;

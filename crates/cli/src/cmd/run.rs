@@ -202,7 +202,7 @@ fn measure(
     a: &RunArgs,
 ) -> Result<Option<(Session, Result<(), CliError>)>, CliError> {
     let mut plan = plan(a)?;
-    let settings = sweep_settings(a)?;
+    let mut settings = sweep_settings(a)?;
     // Micro-benchmarks converge too: rounds of R repetitions until the
     // median's interval is as narrow as asked (quick: at most 4 rounds).
     plan.converge = a.converge.is_some().then_some(settings.rule);
@@ -279,10 +279,12 @@ fn measure(
         .chain(selection.run_notes(&ctx))
         .collect();
     // Energy sources are discovered once; process 0 of each measurement
-    // reads them around its timed intervals. Where none can be, the run
-    // says so once rather than leave a reader to guess (issue 30).
+    // reads them around its timed intervals, and a workload trial's
+    // supervisor at its window's edges. Where none can be, the run says so
+    // once rather than leave a reader to guess (issue 30).
     let found = energy::discover(std::path::Path::new("/sys"), &energy::read_to_string);
     notes.extend(found.run_note());
+    settings.trial.energy = found.sources.clone();
     plan.energy = found.sources;
     if !unmeasured_cpus.is_empty() {
         notes.push(format!(

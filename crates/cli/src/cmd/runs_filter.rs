@@ -140,6 +140,7 @@ mod tests {
             measurements: 1,
             curves: 0,
             measured: vec!["lat_syscall".into()],
+            machine_id: None,
         }
     }
 

@@ -18,9 +18,23 @@ pub fn runs(store: &Store, as_json: bool, filter: &RunFilter) -> Result<(), CliE
     let stored = all.len();
     let rows: Vec<_> = all.into_iter().filter(|r| filter.matches(r)).collect();
     if as_json {
+        // Each run's host inventory (price, power) where one is stored.
+        let inventory = store.inventory()?;
+        let listed: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).expect("serialisable");
+                let found =
+                    touchstone_results::inventory::find(&inventory, &r.identity(), &r.hostname);
+                if let Some(c) = found {
+                    v["inventory"] = serde_json::to_value(c).expect("serialisable");
+                }
+                v
+            })
+            .collect();
         output::print_json(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&rows).expect("serialisable")
+            serde_json::to_string_pretty(&listed).expect("serialisable")
         ));
     } else if stored == 0 {
         print(&format!("no runs stored in {}\n", store.path().display()));
@@ -67,19 +81,24 @@ pub fn show(store: &Store, spec: &str, format: Format, warnings: bool) -> Result
         print(&terminal::all_warnings(&run));
         return Ok(());
     }
+    let inventory = store.inventory()?;
+    let found =
+        touchstone_results::inventory::find(&inventory, &run.host.identity(), &run.host.hostname);
+    if format.name() == "json" {
+        // The run as `export` writes it, its host's inventory with it.
+        let text = json::to_string_with(vec![run], found.into_iter().cloned().collect());
+        output::print_json(&format!("{text}\n"));
+        return Ok(());
+    }
     let r = format.renderer();
     output::print_as(r.media(), &r.run(&Model::run(&run)));
-    if format.name() == "table" {
-        let identity = run.host.identity();
-        if let Some(c) =
-            touchstone_results::inventory::find(&store.inventory()?, &identity, &run.host.hostname)
-        {
-            print(&format!(
-                "inventory: {}: {}\n",
-                c.host,
-                touchstone_results::inventory::describe(c)
-            ));
-        }
+    // Table and Markdown end with a line; CSV and HTML stay one document.
+    if let (Some(c), "table" | "markdown") = (found, format.name()) {
+        print(&format!(
+            "inventory: {}: {}\n",
+            c.host,
+            touchstone_results::inventory::describe(c)
+        ));
     }
     Ok(())
 }

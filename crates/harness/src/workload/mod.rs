@@ -35,6 +35,8 @@ pub mod topology;
 pub mod trial;
 
 #[cfg(test)]
+mod energy_tests;
+#[cfg(test)]
 mod self_check_tests;
 #[cfg(test)]
 mod sweep_tests;

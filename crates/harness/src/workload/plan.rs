@@ -33,6 +33,9 @@ pub struct TrialPlan {
     /// How long the server may take to return after being asked to stop
     /// before it is killed.
     pub server_grace: Duration,
+    /// The energy sources the run discovered (once per run): the supervisor
+    /// snapshots them around the window. Empty: no energy is recorded.
+    pub energy: Vec<crate::energy::Source>,
 }
 
 impl Default for TrialPlan {
@@ -44,6 +47,7 @@ impl Default for TrialPlan {
             pacing: Pacing::Closed,
             stall_timeout: Duration::from_secs(30),
             server_grace: Duration::from_millis(500),
+            energy: Vec::new(),
         }
     }
 }

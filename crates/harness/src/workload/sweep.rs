@@ -338,7 +338,7 @@ pub fn point_from_trials(
     let ops: u64 = kept.iter().map(|o| o.ops).sum();
     let per_op = |ns: f64| if ops == 0 { 0.0 } else { ns / ops as f64 };
     let server = kept.iter().map(|o| o.server_cpu_ns).sum::<Option<f64>>();
-    let trials = outcomes
+    let trials: Vec<_> = outcomes
         .iter()
         .enumerate()
         .map(|(i, o)| {
@@ -347,6 +347,18 @@ pub fn point_from_trials(
             t
         })
         .collect();
+    let kept_energy: Vec<_> = trials
+        .iter()
+        .filter(|t| !t.dropped && !t.extra.is_empty())
+        .map(|t| (&t.extra, t.window_ns, t.ops))
+        .collect();
+    // Over every kept trial or none: a trial whose reads failed leaves the
+    // point without a figure rather than with a partial one.
+    let extra = if kept_energy.len() == kept.len() {
+        crate::energy::over_trials(&kept_energy)
+    } else {
+        Default::default()
+    };
     Point {
         load,
         cpus: cpus.len() as u32,
@@ -382,6 +394,7 @@ pub fn point_from_trials(
         },
         self_check: SelfCheck::of_trials(kept.iter().filter_map(|o| o.self_check.as_ref())),
         cpu_choice: None,
+        extra,
     }
 }
 

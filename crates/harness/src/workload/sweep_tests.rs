@@ -234,6 +234,7 @@ fn a_point_merges_its_kept_trials_exactly() {
             sampled: (0, 0),
             self_check: None,
             pids: Vec::new(),
+            energy: Vec::new(),
         }
     };
     let warm = outcome(&[9_000_000; 10], 10.0, 1e9);

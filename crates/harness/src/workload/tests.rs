@@ -456,3 +456,15 @@ fn ctrl_c_stops_the_trial_and_reaps_everything() {
         "43: interrupted but left processes"
     );
 }
+
+#[test]
+fn client_seeds_differ_and_repeat() {
+    use super::trial::client_seed;
+    let mut seen = std::collections::HashSet::new();
+    for t in 0..10 {
+        for c in 0..100 {
+            assert!(seen.insert(client_seed(t, c)));
+        }
+    }
+    assert_eq!(client_seed(3, 7), client_seed(3, 7));
+}

@@ -88,6 +88,9 @@ pub struct TrialOutcome {
     pub self_check: Option<SelfCheck>,
     /// Every process the trial started; all are reaped when this returns.
     pub pids: Vec<libc::pid_t>,
+    /// The machine's energy over the window (`Probe::trial_extras`);
+    /// empty where no source is readable.
+    pub energy: Vec<(String, f64)>,
 }
 
 impl TrialOutcome {
@@ -138,6 +141,7 @@ impl TrialOutcome {
             cpu: self.cpu,
             service_demand: self.service_demand(),
             self_check: self.self_check.clone(),
+            extra: self.energy.iter().cloned().collect(),
         }
     }
 }
@@ -150,6 +154,23 @@ pub fn run_trial(
     cpus: &[usize],
     plan: &TrialPlan,
     trial: u32,
+) -> Result<TrialOutcome, WorkloadError> {
+    let probe = (!plan.energy.is_empty()).then(|| crate::energy::Probe {
+        sources: plan.energy.clone(),
+        read: Box::new(crate::energy::read_to_string),
+    });
+    run_trial_probed(workload, load, cpus, plan, trial, probe.as_ref())
+}
+
+/// `run_trial` with the energy sources and their reader given (tests
+/// inject recorded counters).
+pub(crate) fn run_trial_probed(
+    workload: &mut dyn Workload,
+    load: u32,
+    cpus: &[usize],
+    plan: &TrialPlan,
+    trial: u32,
+    energy: Option<&crate::energy::Probe>,
 ) -> Result<TrialOutcome, WorkloadError> {
     let own = workload.trial_plan(plan, load);
     let plan = &own;
@@ -201,6 +222,7 @@ pub fn run_trial(
         counts: Counts::default(),
         started: false,
         beats: Vec::new(),
+        energy,
     };
     let result = sup.run(&*workload, &tctx, trial);
     if result.is_err() {
@@ -246,6 +268,8 @@ struct Sample {
 
     /// `Workload::traffic_ops` at this moment.
     traffic: Option<u64>,
+    /// The energy counters, with when they were read.
+    energy: Option<(crate::energy::Snapshot, u64)>,
 }
 
 struct Supervisor<'a> {
@@ -263,6 +287,8 @@ struct Supervisor<'a> {
     started: bool,
     /// Each client's last progress count and when it moved.
     beats: Vec<(u64, Instant)>,
+    /// The machine's energy counters, read at w0 and w1 with the CPUs.
+    energy: Option<&'a crate::energy::Probe>,
 }
 
 impl Supervisor<'_> {
@@ -404,6 +430,12 @@ impl Supervisor<'_> {
             sampled: (a.t, b.t),
             self_check: own,
             pids: self.procs.iter().map(|p| p.pid).collect(),
+            energy: match (self.energy, a.energy, b.energy) {
+                (Some(p), Some((x, t0)), Some((y, t1))) => {
+                    p.trial_extras(&x, &y, t1.saturating_sub(t0), w1 - w0, ops)
+                }
+                _ => Vec::new(),
+            },
         })
     }
 
@@ -688,8 +720,10 @@ impl Supervisor<'_> {
                     threads: threads::thread_times(p.pid),
                 })
                 .collect(),
-
             traffic: w.traffic_ops(),
+            // Read by the supervisor, which runs no workload code: the
+            // clients' timing never includes it.
+            energy: self.energy.map(|p| (p.snapshot(), now_ns())),
         }
     }
 
@@ -745,25 +779,9 @@ impl Supervisor<'_> {
 }
 
 /// A distinct, reproducible seed per trial and client (splitmix64).
-fn client_seed(trial: u32, client: u32) -> u64 {
+pub(super) fn client_seed(trial: u32, client: u32) -> u64 {
     let mut z = ((trial as u64) << 32 | client as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::client_seed;
-
-    #[test]
-    fn client_seeds_differ_and_repeat() {
-        let mut seen = std::collections::HashSet::new();
-        for t in 0..10 {
-            for c in 0..100 {
-                assert!(seen.insert(client_seed(t, c)));
-            }
-        }
-        assert_eq!(client_seed(3, 7), client_seed(3, 7));
-    }
 }

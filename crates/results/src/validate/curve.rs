@@ -92,6 +92,7 @@ fn point(at: &str, p: &Point) -> Checked {
         }
         cpu_split(&format!("{at}.cpu"), &t.cpu)?;
         service_demand(&format!("{at}.service_demand"), &t.service_demand)?;
+        extras(&at, &t.extra)?;
     }
     let kept: Vec<f64> = p.kept_trials().map(|t| t.throughput).collect();
     if kept.is_empty() {
@@ -130,6 +131,20 @@ fn point(at: &str, p: &Point) -> Checked {
     }
     cpu_split(&format!("{at}.cpu"), &p.cpu)?;
     service_demand(&format!("{at}.service_demand"), &p.service_demand)?;
+    extras(at, &p.extra)
+}
+
+/// A trial's or point's named figures: energy cannot be negative.
+fn extras(at: &str, extra: &std::collections::BTreeMap<String, f64>) -> Checked {
+    count(&format!("{at}.extra"), extra.len(), MAX_ENTRIES)?;
+    for (k, &v) in extra {
+        name(&format!("{at}.extra (a key)"), k)?;
+        let at = format!("{at}.extra.{k}");
+        finite(&at, v)?;
+        if k.starts_with("energy_") {
+            non_negative(&at, v)?;
+        }
+    }
     Ok(())
 }
 

@@ -314,6 +314,16 @@ fn load_curves_are_checked_against_their_trials_and_histograms() {
     assert!(e.contains("points[0].cpu.user"), "{e}");
     let e = refused(|v| point0(v)["latency"]["histogram"] = json!("AAAA"));
     assert!(e.contains("latency.histogram: not an HdrHistogram"), "{e}");
+    let e = refused(|v| point0(v)["extra"] = json!({"energy_package_j": -1.0}));
+    assert!(
+        e.contains("points[0].extra.energy_package_j: -1 is negative"),
+        "{e}"
+    );
+    let e = refused(|v| point0(v)["trials"][0]["extra"] = json!({"energy_dram_w": -2.0}));
+    assert!(e.contains("trials[0].extra.energy_dram_w"), "{e}");
+    let mut v = doc();
+    point0(&mut v)["extra"] = json!({"energy_package_j": 4.5, "energy_package_w": 1.5});
+    json::parse(&v.to_string()).unwrap();
 }
 
 /// An encoding whose header claims a 4 GB payload and huge bounds:
