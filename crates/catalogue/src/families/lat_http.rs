@@ -9,7 +9,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Parallel, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
 use crate::support::sockets::{accept, connect_loopback, inet_socket, tcp_listener};
@@ -119,17 +119,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "size",
-            help: "document size in bytes",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: &["1k"],
-            quick: &[],
-            positional: false,
-        },
+        Param::size("size", 0, 1 << 20)
+            .measured(&["1k"])
+            .help("document size in bytes"),
         placement::PARAM,
     ],
     parallel: Parallel::No(

@@ -379,17 +379,9 @@ impl Baton for ConnectBaton {
 }
 
 /// A ping-pong message size (lmbench's -m), 1 byte by default.
-pub const MSG_SIZE: Param = Param {
-    name: "size",
-    help: "message size in bytes, each way",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["1"],
-    quick: &[],
-    positional: false,
-};
+pub const MSG_SIZE: Param = Param::size("size", 1, 1 << 20)
+    .measured(&["1"])
+    .help("message size in bytes, each way");
 
 /// A UDP message size: one datagram, at most 32 KB.
 pub const UDP_SIZE: Param = Param {
