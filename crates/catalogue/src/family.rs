@@ -115,8 +115,8 @@ pub const LOAD: Param = Param::int("load", 0, u32::MAX as u64)
 ///
 /// ```ignore
 /// pub const FAMILY: Family = Family {
-///     params: &[placement::PARAM],
-///     ..Family::new("lat_pipe", "comm_lat", "pipe round trip of 1 byte", build)
+///     params: &[MSG_SIZE, placement::PARAM],
+///     ..Family::new("lat_unix", "comm_lat", "AF_UNIX stream socket round trip", build)
 /// };
 /// ```
 pub struct Family {
