@@ -97,6 +97,12 @@ pub fn tiny_plan(parallel: u32) -> Plan {
     }
 }
 
+/// Measure every case of `spec` with `tiny_plan(1)` and the default run
+/// context: what most families' own tests need.
+pub fn measure_tiny(spec: &str) -> Result<Vec<Measurement>, String> {
+    measure_spec(spec, &tiny_plan(1), &RunContext::default())
+}
+
 /// Measure every case of `spec` (e.g. "lat_syscall/null") with `plan`.
 pub fn measure_spec(spec: &str, plan: &Plan, ctx: &RunContext) -> Result<Vec<Measurement>, String> {
     let sel = select(&[spec.to_string()], ctx, plan.parallel).map_err(|e| e.to_string())?;

@@ -222,26 +222,13 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::measure_tiny;
 
     #[test]
     fn subtraction_is_never_negative() {
-        let mut ms = measure_spec(
-            "lat_ctx/procs:2,4/size:0,16k/cpus:same",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let mut ms = measure_tiny("lat_ctx/procs:2,4/size:0,16k/cpus:same").unwrap();
         // One cross-CPU case: those warm up and time longer (placement::settle).
-        ms.extend(
-            measure_spec(
-                "lat_ctx/procs:2/size:0/cpus:spread",
-                &tiny_plan(1),
-                &RunContext::default(),
-            )
-            .unwrap(),
-        );
+        ms.extend(measure_tiny("lat_ctx/procs:2/size:0/cpus:spread").unwrap());
         assert_eq!(ms.len(), 5);
         for m in &ms {
             assert!(m.baseline.is_some(), "{}: no baseline", m.name);

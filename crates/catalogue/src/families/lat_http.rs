@@ -138,15 +138,12 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     /// A document of no bytes: the response is the header alone.
     #[test]
     fn an_empty_document_is_fetched() {
-        assert_sane(
-            &measure_spec("lat_http/size:0", &tiny_plan(1), &RunContext::default()).unwrap()[0],
-        );
+        assert_sane(&measure_tiny("lat_http/size:0").unwrap()[0]);
     }
 
     #[test]

@@ -103,17 +103,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn jobs_take_at_least_their_work() {
-        let ms = measure_spec(
-            "lat_pmake/jobs:1,3/work:200us",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_pmake/jobs:1,3/work:200us").unwrap();
         for m in ms {
             assert_sane(&m);
             assert!(m.value() >= 200_000.0, "{}: {} ns", m.name, m.value());

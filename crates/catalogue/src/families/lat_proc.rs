@@ -248,24 +248,14 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
     use crate::RunContext;
 
     #[test]
     fn touched_memory_and_environment() {
-        let ms = measure_spec(
-            "lat_proc/fork/mem:8m",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_proc/fork/mem:8m").unwrap();
         assert_sane(&ms[0]);
-        let ms = measure_spec(
-            "lat_proc/exec_static/env:64k",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_proc/exec_static/env:64k").unwrap();
         assert_sane(&ms[0]);
     }
 

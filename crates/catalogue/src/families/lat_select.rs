@@ -194,12 +194,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::measure_tiny;
 
     #[test]
     fn zero_descriptors_is_refused() {
-        let e = measure_spec("lat_select/n:0", &tiny_plan(1), &RunContext::default()).unwrap_err();
+        let e = measure_tiny("lat_select/n:0").unwrap_err();
         assert!(e.contains("out of range"), "{e}");
     }
 }

@@ -229,17 +229,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn every_method_sleeps_at_least_the_time_asked() {
-        let ms = measure_spec(
-            "lat_usleep/time:100us",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_usleep/time:100us").unwrap();
         assert_eq!(ms.len(), 5);
         for m in ms {
             assert_sane(&m);

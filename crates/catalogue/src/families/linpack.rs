@@ -225,7 +225,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn solves_the_benchmark_system() {
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn measures_order_100() {
-        let ms = measure_spec("linpack/n:100", &tiny_plan(1), &RunContext::default()).unwrap();
+        let ms = measure_tiny("linpack/n:100").unwrap();
         assert_sane(&ms[0]);
         assert!(ms[0].extra["normalised_residual"] < RESIDUAL_LIMIT);
     }

@@ -555,12 +555,7 @@ mod tests {
         let names: Vec<&str> = sel.cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 9, "{names:?}");
         assert!(names.contains(&"whetstone/n6"));
-        let ms = crate::testing::measure_spec(
-            "whetstone/n1",
-            &crate::testing::tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = crate::testing::measure_tiny("whetstone/n1").unwrap();
         assert_eq!(ms[0].extra.get("fast_math"), Some(&0.0));
         assert!(ms[0].extra.contains_key("fma"));
     }
