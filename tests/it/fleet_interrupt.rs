@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::common::{text, unavailable, Sandbox};
-use crate::fleet_ssh::{cannot_run, one_lab, runs, Lab};
+use crate::common::{text, Sandbox};
+use crate::fleet_ssh::{runs, Lab};
 
 /// The private directories (ssh's sockets) of the fleet run `pid`.
 fn control_dirs(pid: u32) -> Vec<PathBuf> {
@@ -41,13 +41,9 @@ fn ends_within(child: &mut Child, within: Duration) -> Option<std::process::Exit
 
 #[test]
 fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_side() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let mut child = lab.long_fleet_run(&s);
@@ -82,12 +78,9 @@ fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_sid
 
 #[test]
 fn a_fleet_run_killed_outright_leaves_no_copy_on_the_host() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
     let mut child = lab.long_fleet_run(&s);
     let pid = child.id();

@@ -27,7 +27,7 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// copies its binary, and what a lab cleans up): one lab at a time.
 static ONE_LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-pub(crate) fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+fn one_lab() -> std::sync::MutexGuard<'static, ()> {
     ONE_LAB.lock().unwrap_or_else(|e| e.into_inner())
 }
 const SUBNET: &str = "10.200.0";
@@ -81,6 +81,9 @@ pub(crate) struct Lab {
     namespaces: Vec<String>,
     sshd: Vec<Option<Child>>,
     remote_dirs_before: BTreeSet<PathBuf>,
+    /// Taken before the lab is built and, the last field, released after
+    /// its Drop: one lab at a time.
+    _one: std::sync::MutexGuard<'static, ()>,
 }
 
 pub(crate) fn remote_dirs() -> BTreeSet<PathBuf> {
@@ -114,8 +117,18 @@ impl Lab {
         self.dir.path().join("ssh_config")
     }
 
-    /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …
-    pub(crate) fn new(hosts: usize) -> Lab {
+    /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …; None, said
+    /// as unavailable, where labs cannot run here (`cannot_run`).
+    pub(crate) fn start(hosts: usize) -> Option<Lab> {
+        if let Some(why) = cannot_run() {
+            unavailable(&why);
+            return None;
+        }
+        Some(Lab::new(hosts))
+    }
+
+    fn new(hosts: usize) -> Lab {
+        let one = one_lab();
         static N: AtomicU32 = AtomicU32::new(0);
         let tag = format!(
             "tsf{}x{}",
@@ -128,6 +141,7 @@ impl Lab {
             namespaces: Vec::new(),
             sshd: Vec::new(),
             remote_dirs_before: remote_dirs(),
+            _one: one,
         };
         let (hub, ctl) = (lab.hub(), lab.ctl());
         let all: Vec<String> = [hub.clone(), ctl.clone()]
@@ -479,13 +493,9 @@ pub(crate) fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(mut lab) = Lab::start(4) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let mut lab = Lab::new(4);
+    };
     // Host 4's sshd is stopped: it must be an error of its own, nothing more.
     lab.stop_sshd(4);
     let s = Sandbox::new();
@@ -647,13 +657,9 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
 
 #[test]
 fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_running() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
     // Cut its link once the run is under way on the host; the cut ends it
     // sooner than its tens of seconds.
