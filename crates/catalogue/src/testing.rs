@@ -225,6 +225,30 @@ pub fn descriptor_is_open(fd: std::os::fd::RawFd) -> bool {
     (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
 }
 
+/// Checks that `fds` are files unlinked while open and that, once `close`
+/// has run (a drop), none of them is open any more; returns what they were.
+/// Other tests open and close their own descriptors meanwhile, so it
+/// compares the files, not the counts.
+pub fn unlinked_until_closed(fds: &[std::os::fd::RawFd], close: impl FnOnce()) -> Vec<String> {
+    let files: Vec<String> = fds
+        .iter()
+        .map(|fd| {
+            let t = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            t.display().to_string()
+        })
+        .collect();
+    assert!(files.iter().all(|f| f.ends_with("(deleted)")), "{files:?}");
+    close();
+    let open: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    let left: Vec<&String> = files.iter().filter(|f| open.contains(f)).collect();
+    assert!(left.is_empty(), "left open: {left:?}");
+    files
+}
+
 /// Whether process `pid` is gone (reaped, not merely exited).
 pub fn process_is_gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only probes; ESRCH means no such process.

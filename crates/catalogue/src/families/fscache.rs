@@ -362,18 +362,8 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{short_trial, trial_is_sound};
+    use crate::testing::{short_trial, trial_is_sound, unlinked_until_closed};
     use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialOutcome};
-
-    /// What this process's open descriptors refer to (other tests running
-    /// at the same time open and close their own, so compare targets).
-    fn open_targets() -> Vec<String> {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-            .map(|p| p.display().to_string())
-            .collect()
-    }
 
     fn assert_sound(o: &TrialOutcome, load: u32) {
         trial_is_sound(o, load as usize).unwrap();
@@ -399,27 +389,15 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{source:?} {access:?} {buffer}: {e}"));
                 assert_sound(&o, 2);
             }
-            // The set is kept, unlinked, for the sweep's next trials…
-            let files: Vec<String> = match &w.set {
-                Some(set) => set
-                    .fds()
-                    .iter()
-                    .map(|fd| {
-                        let t = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
-                        t.display().to_string()
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
+            // The set is kept, unlinked, for the sweep's next trials, and
+            // gone with the workload.
+            let fds = w
+                .set
+                .as_ref()
+                .map(|set| set.fds().to_vec())
+                .unwrap_or_default();
+            let files = unlinked_until_closed(&fds, || drop(w));
             assert_eq!(files.len(), if source == Source::Cache { 32 } else { 0 });
-            assert!(files.iter().all(|f| f.ends_with("(deleted)")), "{files:?}");
-            drop(w);
-            // …and gone with the workload.
-            let open = open_targets();
-            assert!(
-                files.iter().all(|f| !open.contains(f)),
-                "{source:?}: files left open"
-            );
         }
     }
 
