@@ -7,11 +7,11 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::common::{text, unavailable, Sandbox};
-use crate::fleet_ssh::{cannot_run, one_lab, remote_dirs, runs, Lab};
+use crate::common::{text, Sandbox};
+use crate::fleet_ssh::{runs, Lab};
 
 /// The private directories (ssh's sockets) of the fleet run `pid`.
 fn control_dirs(pid: u32) -> Vec<PathBuf> {
@@ -24,33 +24,6 @@ fn control_dirs(pid: u32) -> Vec<PathBuf> {
                 .is_some_and(|n| n.to_string_lossy().starts_with(&format!("tsf.{pid}.")))
         })
         .collect()
-}
-
-/// A fleet run on host 1 long enough to be stopped (full lat_syscall, 101
-/// repetitions: tens of seconds), once its run is under way there.
-fn long_run(lab: &Lab, s: &Sandbox) -> Child {
-    let mut child = lab
-        .fleet(
-            s,
-            &[
-                "--hosts",
-                &Lab::addr(1),
-                "--timeout",
-                "300s",
-                "lat_syscall",
-                "-r",
-                "101",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert!(
-        lab.wait_for_remote_run(1, &mut child),
-        "the remote run never started"
-    );
-    child
 }
 
 /// Wait for `child` to end, at most `within`.
@@ -66,32 +39,20 @@ fn ends_within(child: &mut Child, within: Duration) -> Option<std::process::Exit
     None
 }
 
-/// The directories copied to the hosts since the lab began.
-fn copies_left(lab: &Lab) -> Vec<PathBuf> {
-    remote_dirs()
-        .difference(&lab.remote_dirs_before)
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_side() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        let mut child = long_run(&lab, &s);
+        let mut child = lab.long_fleet_run(&s);
         let pid = child.id();
         let dirs = control_dirs(pid);
         assert_eq!(dirs.len(), 1, "{dirs:?}");
         let mode = std::fs::metadata(&dirs[0]).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700, "{}", dirs[0].display());
-        assert_eq!(copies_left(&lab).len(), 1, "the copy on the host");
+        assert_eq!(lab.copies_left().len(), 1, "the copy on the host");
 
         let t = Instant::now();
         // SAFETY: signalling our own child (ip netns exec became touchstone).
@@ -109,7 +70,7 @@ fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_sid
         // Nothing left: no run or ssh on either side, no copy, no socket dir.
         lab.wait_until_quiet(1, Duration::from_secs(20))
             .unwrap_or_else(|e| panic!("signal {sig}: {e}"));
-        assert!(copies_left(&lab).is_empty(), "{:?}", copies_left(&lab));
+        assert!(lab.copies_left().is_empty(), "{:?}", lab.copies_left());
         assert!(control_dirs(pid).is_empty(), "{:?}", control_dirs(pid));
     }
     assert!(runs(&s).is_empty(), "nothing was finished to import");
@@ -117,26 +78,23 @@ fn ctrl_c_or_sigterm_stops_a_fleet_run_promptly_and_leaves_nothing_on_either_sid
 
 #[test]
 fn a_fleet_run_killed_outright_leaves_no_copy_on_the_host() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
-    let mut child = long_run(&lab, &s);
+    let mut child = lab.long_fleet_run(&s);
     let pid = child.id();
-    assert_eq!(copies_left(&lab).len(), 1);
+    assert_eq!(lab.copies_left().len(), 1);
     child.kill().unwrap();
     child.wait().unwrap();
     // Its ssh clients live on, see their input end, and so do the shells
     // they started on the host: the run stops and the copy goes.
     let t = Instant::now();
-    while !copies_left(&lab).is_empty() {
+    while !lab.copies_left().is_empty() {
         assert!(
             t.elapsed() < Duration::from_secs(30),
             "copied binaries left behind: {:?}",
-            copies_left(&lab)
+            lab.copies_left()
         );
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -27,7 +27,7 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// copies its binary, and what a lab cleans up): one lab at a time.
 static ONE_LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-pub(crate) fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+fn one_lab() -> std::sync::MutexGuard<'static, ()> {
     ONE_LAB.lock().unwrap_or_else(|e| e.into_inner())
 }
 const SUBNET: &str = "10.200.0";
@@ -80,7 +80,10 @@ pub(crate) struct Lab {
     dir: tempfile::TempDir,
     namespaces: Vec<String>,
     sshd: Vec<Option<Child>>,
-    pub(crate) remote_dirs_before: BTreeSet<PathBuf>,
+    remote_dirs_before: BTreeSet<PathBuf>,
+    /// Taken before the lab is built and, the last field, released after
+    /// its Drop: one lab at a time.
+    _one: std::sync::MutexGuard<'static, ()>,
 }
 
 pub(crate) fn remote_dirs() -> BTreeSet<PathBuf> {
@@ -114,8 +117,18 @@ impl Lab {
         self.dir.path().join("ssh_config")
     }
 
-    /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …
-    pub(crate) fn new(hosts: usize) -> Lab {
+    /// `hosts` hosts, numbered from 1, at 10.200.0.11, .12, …; None, said
+    /// as unavailable, where labs cannot run here (`cannot_run`).
+    pub(crate) fn start(hosts: usize) -> Option<Lab> {
+        if let Some(why) = cannot_run() {
+            unavailable(&why);
+            return None;
+        }
+        Some(Lab::new(hosts))
+    }
+
+    fn new(hosts: usize) -> Lab {
+        let one = one_lab();
         static N: AtomicU32 = AtomicU32::new(0);
         let tag = format!(
             "tsf{}x{}",
@@ -128,6 +141,7 @@ impl Lab {
             namespaces: Vec::new(),
             sshd: Vec::new(),
             remote_dirs_before: remote_dirs(),
+            _one: one,
         };
         let (hub, ctl) = (lab.hub(), lab.ctl());
         let all: Vec<String> = [hub.clone(), ctl.clone()]
@@ -382,6 +396,42 @@ impl Lab {
         false
     }
 
+    /// A fleet run on host 1 long enough to be stopped or cut in the middle
+    /// (full lat_syscall, 101 repetitions: tens of seconds, even on a quiet
+    /// machine), once its run is under way there.
+    pub(crate) fn long_fleet_run(&self, s: &Sandbox) -> Child {
+        let mut child = self
+            .fleet(
+                s,
+                &[
+                    "--hosts",
+                    &Lab::addr(1),
+                    "--timeout",
+                    "300s",
+                    "lat_syscall",
+                    "-r",
+                    "101",
+                ],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(
+            self.wait_for_remote_run(1, &mut child),
+            "the remote run never started"
+        );
+        child
+    }
+
+    /// The directories copied to the hosts since the lab began.
+    pub(crate) fn copies_left(&self) -> Vec<PathBuf> {
+        remote_dirs()
+            .difference(&self.remote_dirs_before)
+            .cloned()
+            .collect()
+    }
+
     /// `touchstone fleet run ARGS` from the controller namespace.
     pub(crate) fn fleet(&self, s: &Sandbox, args: &[&str]) -> Command {
         let c = s.cmd();
@@ -428,7 +478,7 @@ impl Drop for Lab {
         for ns in &self.namespaces {
             let _ = sh("ip", &["netns", "del", ns]);
         }
-        for d in remote_dirs().difference(&self.remote_dirs_before) {
+        for d in self.copies_left() {
             let _ = std::fs::remove_dir_all(d);
         }
     }
@@ -443,13 +493,9 @@ pub(crate) fn runs(s: &Sandbox) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(mut lab) = Lab::start(4) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let mut lab = Lab::new(4);
+    };
     // Host 4's sshd is stopped: it must be an error of its own, nothing more.
     lab.stop_sshd(4);
     let s = Sandbox::new();
@@ -605,47 +651,19 @@ fn a_quick_suite_on_three_hosts_a_network_pair_and_a_host_that_is_down() {
         lab.wait_until_quiet(i, Duration::from_secs(10))
             .unwrap_or_else(|e| panic!("{e}"));
     }
-    let left: Vec<_> = remote_dirs()
-        .difference(&lab.remote_dirs_before)
-        .cloned()
-        .collect();
+    let left = lab.copies_left();
     assert!(left.is_empty(), "copied binaries left behind: {left:?}");
 }
 
 #[test]
 fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_running() {
-    if let Some(why) = cannot_run() {
-        unavailable(&why);
+    let Some(lab) = Lab::start(1) else {
         return;
-    }
-    // Taken before the lab and so released after its Drop.
-    let _one = one_lab();
-    let lab = Lab::new(1);
+    };
     let s = Sandbox::new();
-    // Long enough (full lat_syscall, 101 repetitions: tens of seconds, even
-    // on a quiet machine) to be cut in the middle; the cut ends it sooner.
-    let mut child = lab
-        .fleet(
-            &s,
-            &[
-                "--hosts",
-                &Lab::addr(1),
-                "--timeout",
-                "300s",
-                "lat_syscall",
-                "-r",
-                "101",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the remote run to start on the host, then cut its link.
-    assert!(
-        lab.wait_for_remote_run(1, &mut child),
-        "the remote run never started"
-    );
+    // Cut its link once the run is under way on the host; the cut ends it
+    // sooner than its tens of seconds.
+    let mut child = lab.long_fleet_run(&s);
     must("ip", &["-n", &lab.hub(), "link", "set", "b1", "down"]);
     let cut = Instant::now();
     let status = loop {

@@ -434,7 +434,7 @@ fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
-    use touchstone_results::{Measurement, Summary};
+    use touchstone_results::Measurement;
 
     /// A deterministic uniform generator in [0, 1) (xorshift), so the
     /// "noise" is reproducible.
@@ -449,28 +449,7 @@ mod tests {
     }
 
     fn measurement(name: &str, group: &str, unit: Unit, v: f64) -> Measurement {
-        let t = Utc.timestamp_opt(0, 0).unwrap();
-        Measurement {
-            name: name.into(),
-            benchmark: name.split('/').next().unwrap().into(),
-            group: group.into(),
-            params: Default::default(),
-            parallel: 1,
-            unit,
-            statistic: Default::default(),
-            samples: vec![v],
-            per_process: vec![],
-            rounds: Vec::new(),
-            summary: Summary::of(&[v]).unwrap(),
-            intervals: vec![],
-            baseline: None,
-            warnings: vec![],
-            extra: Default::default(),
-            invalid: None,
-            started_at: t,
-            ended_at: t,
-            convergence: None,
-        }
+        Measurement::synthetic(name, group, unit, vec![v])
     }
 
     fn run(host: &str, second: i64, ms: Vec<Measurement>) -> Run {

@@ -1,11 +1,10 @@
 //! Synthetic runs, measurements and load curves for the analysis tests.
 
-use chrono::{TimeZone, Utc};
 use touchstone_results::convergence::Rule;
 use touchstone_results::curve::{
     latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
-use touchstone_results::{Measurement, Run, Statistic, Summary, Unit};
+use touchstone_results::{Measurement, Run, Summary, Unit};
 
 pub fn run(id: &str, host: &str, measurements: Vec<Measurement>) -> Run {
     Run {
@@ -23,28 +22,7 @@ pub fn meas(name: &str, group: &str, unit: Unit, value: f64) -> Measurement {
 }
 
 pub fn with_samples(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> Measurement {
-    let t = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
-    Measurement {
-        name: name.into(),
-        benchmark: name.split('/').next().unwrap().into(),
-        group: group.into(),
-        params: Default::default(),
-        parallel: 1,
-        unit,
-        statistic: Statistic::Median,
-        rounds: Vec::new(),
-        summary: Summary::of(&samples).unwrap(),
-        samples,
-        per_process: vec![],
-        intervals: vec![],
-        baseline: None,
-        warnings: vec![],
-        extra: Default::default(),
-        invalid: None,
-        started_at: t,
-        ended_at: t,
-        convergence: None,
-    }
+    Measurement::synthetic(name, group, unit, samples)
 }
 
 /// A figure measured in rounds: `rounds[k]` holds round k's samples.

@@ -6,7 +6,7 @@ use touchstone_harness::workload::Workload;
 use touchstone_harness::{Benchmark, Shape};
 use touchstone_results::{Measurement, Statistic, Summary, Unit, Warning};
 
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 pub use crate::run_context::{Held, OptionValue, RunCheck, RunContext, RunOption};
 
 /// Whether `--parallel N` makes sense for a family.
@@ -104,17 +104,8 @@ pub(crate) enum Build {
 /// not one case each. Unnamed, the ladder doubles up to 4 × the usable CPUs,
 /// bounded by the workload. Load 0 is refused when the sweep is planned,
 /// with the other bounds the workload and the machine set.
-pub const LOAD: Param = Param {
-    name: "load",
-    help: "concurrent clients, one point of the curve each (default 1, 2, 4, … up to 4 × the usable CPUs)",
-    kind: Kind::Int {
-        min: 0,
-        max: u32::MAX as u64,
-    },
-    default: &[],
-    quick: &[],
-    positional: false,
-};
+pub const LOAD: Param = Param::int("load", 0, u32::MAX as u64)
+    .help("concurrent clients, one point of the curve each (default 1, 2, 4, … up to 4 × the usable CPUs)");
 
 /// A benchmark family: its name (lmbench's where one exists), report group,
 /// one-line description, parameters with bounds, and how to build a case.
@@ -124,8 +115,8 @@ pub const LOAD: Param = Param {
 ///
 /// ```ignore
 /// pub const FAMILY: Family = Family {
-///     params: &[placement::PARAM],
-///     ..Family::new("lat_pipe", "comm_lat", "pipe round trip of 1 byte", build)
+///     params: &[MSG_SIZE, placement::PARAM],
+///     ..Family::new("lat_unix", "comm_lat", "AF_UNIX stream socket round trip", build)
 /// };
 /// ```
 pub struct Family {

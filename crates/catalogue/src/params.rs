@@ -83,6 +83,69 @@ const TIME_UNITS: [(&str, u64); 4] = [
     ("ns", 1),
 ];
 
+/// Declaring a parameter: a constructor for its kind, then what differs
+/// from the usual (measured values, quick values, positional), then its help:
+///
+/// ```ignore
+/// pub const BUFFER: Param = Param::size("buffer", 64, 1 << 20)
+///     .measured(&["512", "4k"])
+///     .quick(&["4k"])
+///     .help("bytes per read");
+/// ```
+impl Param {
+    const fn of(name: &'static str, kind: Kind) -> Param {
+        Param {
+            name,
+            help: "",
+            kind,
+            default: &[],
+            quick: &[],
+            positional: false,
+        }
+    }
+    /// One of `options`, each measured by default.
+    pub const fn choice(name: &'static str, options: &'static [&'static str]) -> Param {
+        Param {
+            default: options,
+            ..Param::of(name, Kind::Choice(options))
+        }
+    }
+    /// A byte size from `min` to `max`.
+    pub const fn size(name: &'static str, min: u64, max: u64) -> Param {
+        Param::of(name, Kind::Size { min, max })
+    }
+    /// A whole number from `min` to `max`.
+    pub const fn int(name: &'static str, min: u64, max: u64) -> Param {
+        Param::of(name, Kind::Int { min, max })
+    }
+    /// A duration from `min_ns` to `max_ns`.
+    pub const fn duration(name: &'static str, min_ns: u64, max_ns: u64) -> Param {
+        Param::of(name, Kind::Duration { min_ns, max_ns })
+    }
+    /// Another machine's HOST:PORT, or `local`.
+    pub const fn address(name: &'static str) -> Param {
+        Param::of(name, Kind::Address)
+    }
+    /// The values measured by default.
+    pub const fn measured(self, default: &'static [&'static str]) -> Param {
+        Param { default, ..self }
+    }
+    /// The values measured in quick mode, where they differ.
+    pub const fn quick(self, quick: &'static [&'static str]) -> Param {
+        Param { quick, ..self }
+    }
+    /// Written bare in names and specs.
+    pub const fn positional(self) -> Param {
+        Param {
+            positional: true,
+            ..self
+        }
+    }
+    pub const fn help(self, help: &'static str) -> Param {
+        Param { help, ..self }
+    }
+}
+
 impl Param {
     /// Parse one value of this parameter, checking its bounds.
     pub fn parse(&self, raw: &str) -> Result<Value, String> {

@@ -97,6 +97,12 @@ pub fn tiny_plan(parallel: u32) -> Plan {
     }
 }
 
+/// Measure every case of `spec` with `tiny_plan(1)` and the default run
+/// context: what most families' own tests need.
+pub fn measure_tiny(spec: &str) -> Result<Vec<Measurement>, String> {
+    measure_spec(spec, &tiny_plan(1), &RunContext::default())
+}
+
 /// Measure every case of `spec` (e.g. "lat_syscall/null") with `plan`.
 pub fn measure_spec(spec: &str, plan: &Plan, ctx: &RunContext) -> Result<Vec<Measurement>, String> {
     let sel = select(&[spec.to_string()], ctx, plan.parallel).map_err(|e| e.to_string())?;
@@ -217,6 +223,30 @@ pub fn in_child_measuring(check: impl FnOnce() -> Result<(), String>) -> Result<
 pub fn descriptor_is_open(fd: std::os::fd::RawFd) -> bool {
     // SAFETY: F_GETFD only asks whether the descriptor exists.
     (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
+}
+
+/// Checks that `fds` are files unlinked while open and that, once `close`
+/// has run (a drop), none of them is open any more; returns what they were.
+/// Other tests open and close their own descriptors meanwhile, so it
+/// compares the files, not the counts.
+pub fn unlinked_until_closed(fds: &[std::os::fd::RawFd], close: impl FnOnce()) -> Vec<String> {
+    let files: Vec<String> = fds
+        .iter()
+        .map(|fd| {
+            let t = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            t.display().to_string()
+        })
+        .collect();
+    assert!(files.iter().all(|f| f.ends_with("(deleted)")), "{files:?}");
+    close();
+    let open: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    let left: Vec<&String> = files.iter().filter(|f| open.contains(f)).collect();
+    assert!(left.is_empty(), "left open: {left:?}");
+    files
 }
 
 /// Whether process `pid` is gone (reaped, not merely exited).

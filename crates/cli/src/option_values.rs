@@ -1,7 +1,7 @@
 //! Option values that several commands take, checked the same way
 //! wherever they are given: a run's label and a duration within bounds.
 
-use touchstone_catalogue::params::{Kind, Param};
+use touchstone_catalogue::params::Param;
 
 use crate::error::CliError;
 
@@ -20,13 +20,6 @@ pub fn check_label(label: Option<&str>) -> Result<(), CliError> {
 
 /// A duration option within bounds, e.g. `--window 500ms`.
 pub fn duration(flag: &'static str, text: &str, min_ns: u64, max_ns: u64) -> Result<u64, CliError> {
-    let p = Param {
-        name: flag,
-        help: "",
-        kind: Kind::Duration { min_ns, max_ns },
-        default: &[],
-        quick: &[],
-        positional: false,
-    };
+    let p = Param::duration(flag, min_ns, max_ns);
     Ok(p.parse(text).map_err(CliError::Usage)?.num)
 }

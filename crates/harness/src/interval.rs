@@ -320,15 +320,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn autosizing_reaches_the_target_and_hooks_see_each_count() {
+    /// Runs a `Known` of `cost` ns an iteration under `plan` and `shape`,
+    /// on a clock that only it advances, into `link`; its hooks are noted
+    /// in `calls`.
+    fn run_known(
+        cost: u64,
+        calls: &Rc<RefCell<Vec<String>>>,
+        plan: &Plan,
+        shape: &Shape,
+        link: &mut SoloLink,
+    ) {
         let now = Rc::new(Cell::new(0));
-        let calls = Rc::new(RefCell::new(Vec::new()));
         let mut b = Known {
             now: now.clone(),
-            cost: 7,
+            cost,
             calls: calls.clone(),
         };
+        run_process(&mut b, shape, plan, &ctx(), &FakeClock(now), link).unwrap();
+    }
+
+    #[test]
+    fn autosizing_reaches_the_target_and_hooks_see_each_count() {
+        let calls = Rc::new(RefCell::new(Vec::new()));
         let plan = Plan {
             repetitions: 5,
             target_ns: 1_000_000,
@@ -337,15 +350,7 @@ mod tests {
             ..Plan::default()
         };
         let mut link = SoloLink::default();
-        run_process(
-            &mut b,
-            &Shape::latency(1.0),
-            &plan,
-            &ctx(),
-            &FakeClock(now),
-            &mut link,
-        )
-        .unwrap();
+        run_known(7, &calls, &plan, &Shape::latency(1.0), &mut link);
 
         assert_eq!(link.intervals.len(), 5);
         for &(s, e, n, _) in &link.intervals {
@@ -371,12 +376,6 @@ mod tests {
     #[test]
     fn shape_warmup_is_honoured() {
         for (plan_warm, shape_warm) in [(0, 50_000_000), (50_000_000, 0)] {
-            let now = Rc::new(Cell::new(0));
-            let mut b = Known {
-                now: now.clone(),
-                cost: 1000,
-                calls: Rc::default(),
-            };
             let plan = Plan {
                 repetitions: 3,
                 target_ns: 1_000_000,
@@ -386,7 +385,7 @@ mod tests {
             };
             let mut link = SoloLink::default();
             let shape = Shape::latency(1.0).with_warmup_ns(shape_warm);
-            run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+            run_known(1000, &Rc::default(), &plan, &shape, &mut link);
             let first = link.intervals[0].0;
             assert!(first >= 50_000_000, "first timed interval at {first} ns");
             assert!(first < 60_000_000, "warm-up ran on to {first} ns");
@@ -417,12 +416,6 @@ mod tests {
     }
 
     fn measured_with(probe: Option<crate::energy::Probe>) -> SoloLink {
-        let now = Rc::new(Cell::new(0));
-        let mut b = Known {
-            now: now.clone(),
-            cost: 3,
-            calls: Rc::default(),
-        };
         let plan = Plan {
             repetitions: 4,
             warmup_ns: 0,
@@ -433,7 +426,7 @@ mod tests {
             ..SoloLink::default()
         };
         let shape = Shape::latency(2.0);
-        run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+        run_known(3, &Rc::default(), &plan, &shape, &mut link);
         link
     }
 
@@ -482,12 +475,6 @@ mod tests {
 
     #[test]
     fn known_cost_is_recovered_exactly_with_a_perfect_clock() {
-        let now = Rc::new(Cell::new(0));
-        let mut b = Known {
-            now: now.clone(),
-            cost: 3,
-            calls: Rc::default(),
-        };
         let plan = Plan {
             repetitions: 11,
             warmup_ns: 0,
@@ -495,7 +482,7 @@ mod tests {
         };
         let mut link = SoloLink::default();
         let shape = Shape::latency(1.0);
-        run_process(&mut b, &shape, &plan, &ctx(), &FakeClock(now), &mut link).unwrap();
+        run_known(3, &Rc::default(), &plan, &shape, &mut link);
         for &(s, e, n, _) in &link.intervals {
             assert_eq!(shape.figure(n, e - s), 3.0);
         }

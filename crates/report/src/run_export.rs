@@ -200,30 +200,12 @@ pub fn markdown(model: &Model) -> String {
 mod tests {
     use super::*;
 
-    use touchstone_results::{Summary, Unit, Warning, WarningCode};
+    use touchstone_results::{Unit, Warning, WarningCode};
 
     fn measurement(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> Measurement {
-        let at = chrono::Utc::now();
         Measurement {
-            convergence: None,
-            name: name.into(),
-            benchmark: name.split('/').next().unwrap().into(),
-            group: group.into(),
             params: [("size".to_string(), "64k".to_string())].into(),
-            parallel: 1,
-            unit,
-            statistic: Statistic::Median,
-            rounds: Vec::new(),
-            summary: Summary::of(&samples).unwrap(),
-            samples,
-            per_process: vec![],
-            intervals: vec![],
-            baseline: None,
-            warnings: vec![],
-            extra: Default::default(),
-            invalid: None,
-            started_at: at,
-            ended_at: at,
+            ..Measurement::synthetic(name, group, unit, samples)
         }
     }
 

@@ -531,36 +531,11 @@ mod tests {
         let mut warnings: Vec<_> = checks::check_ci(&summary).into_iter().collect();
         warnings.extend(checks::check_few_repetitions(&summary));
         warnings.extend(checks::check_preempted(preempted, samples.len()));
-        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(1_700_000_000, 0).unwrap();
         Measurement {
-            invalid: None,
-            name: name.into(),
-            benchmark: name.split('/').next().unwrap().into(),
-            group: "mem".into(),
-            params: Default::default(),
-            parallel: 1,
-            unit: Unit::Ns,
             statistic: stat,
-            samples: samples.to_vec(),
-            per_process: vec![],
-            rounds: Vec::new(),
-            summary,
-            intervals: (0..samples.len())
-                .map(|i| Interval {
-                    process: 0,
-                    start_ns: 0,
-                    end_ns: 1,
-                    iterations: 1,
-                    preemptions: u32::from(i < preempted),
-                    round: 0,
-                })
-                .collect(),
-            baseline: None,
+            intervals: Interval::synthetic(samples.len(), preempted),
             warnings,
-            extra: Default::default(),
-            started_at: t,
-            ended_at: t,
-            convergence: None,
+            ..Measurement::synthetic(name, "mem", Unit::Ns, samples.to_vec())
         }
     }
 

@@ -145,17 +145,10 @@ pub fn measurement(
     parallel: u32,
     value: f64,
 ) -> touchstone_results::Measurement {
-    use chrono::{TimeZone, Utc};
     let samples: Vec<f64> = (0..11)
         .map(|i| value * (1.0 + (i as f64 - 5.0) * 0.002))
         .collect();
-    let t = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
     touchstone_results::Measurement {
-        invalid: None,
-        convergence: None,
-        name: name.into(),
-        benchmark: name.split('/').next().unwrap().into(),
-        group: group.into(),
         params: name
             .split('/')
             .skip(1)
@@ -163,18 +156,7 @@ pub fn measurement(
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         parallel,
-        unit,
-        statistic: touchstone_results::Statistic::Median,
-        rounds: Vec::new(),
-        summary: touchstone_results::Summary::of(&samples).unwrap(),
-        samples,
-        per_process: vec![],
-        intervals: vec![],
-        baseline: None,
-        warnings: vec![],
-        extra: Default::default(),
-        started_at: t,
-        ended_at: t,
+        ..touchstone_results::Measurement::synthetic(name, group, unit, samples)
     }
 }
 

@@ -146,39 +146,15 @@ mod tests {
 
     fn measured(preempted: usize, codes: &[WarningCode]) -> Measurement {
         let samples = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
-        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(1_700_000_000, 0).unwrap();
         Measurement {
-            name: "lat_mem_rd/size:1m".into(),
-            benchmark: "lat_mem_rd".into(),
-            group: "mem_lat".into(),
             params: [("size".to_string(), "1m".to_string())].into(),
-            parallel: 1,
-            unit: Unit::Ns,
-            statistic: Statistic::Median,
-            summary: Summary::of(&samples).unwrap(),
-            intervals: (0..7)
-                .map(|i| Interval {
-                    process: 0,
-                    start_ns: 0,
-                    end_ns: 1,
-                    iterations: 1,
-                    preemptions: u32::from(i < preempted),
-                    round: 0,
-                })
-                .collect(),
-            samples,
-            rounds: vec![],
-            per_process: vec![],
-            baseline: None,
+            intervals: Interval::synthetic(samples.len(), preempted),
             warnings: codes
                 .iter()
                 .map(|&c| Warning::new(c, "it happened"))
                 .collect(),
             extra: [("l2".to_string(), 1.5)].into(),
-            invalid: None,
-            started_at: t,
-            ended_at: t,
-            convergence: None,
+            ..Measurement::synthetic("lat_mem_rd/size:1m", "mem_lat", Unit::Ns, samples)
         }
     }
 

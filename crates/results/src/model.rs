@@ -248,6 +248,21 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// `n` one-iteration intervals of process 0, the first `preempted` of
+    /// them preempted: those of a synthetic measurement.
+    pub fn synthetic(n: usize, preempted: usize) -> Vec<Interval> {
+        (0..n)
+            .map(|i| Interval {
+                process: 0,
+                start_ns: 0,
+                end_ns: 1,
+                iterations: 1,
+                preemptions: u32::from(i < preempted),
+                round: 0,
+            })
+            .collect()
+    }
+
     pub fn elapsed_ns(&self) -> u64 {
         self.end_ns.saturating_sub(self.start_ns)
     }
@@ -356,6 +371,37 @@ pub struct IoFigures {
 }
 
 impl Measurement {
+    /// A figure named `name` ("lat_ctx/procs:2", its benchmark the first
+    /// part) of `samples` (at least one), with neutral settings (median
+    /// headline, one process, no parameters, intervals, warnings or extras,
+    /// 1 Jan 2024): the skeleton that synthetic measurements fill in with
+    /// `Measurement { .., ..Measurement::synthetic(..) }`, as `Run::synthetic`.
+    pub fn synthetic(name: &str, group: &str, unit: Unit, samples: Vec<f64>) -> Measurement {
+        use chrono::TimeZone;
+        let t = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
+        Measurement {
+            name: name.into(),
+            benchmark: name.split('/').next().unwrap_or(name).into(),
+            group: group.into(),
+            params: Default::default(),
+            parallel: 1,
+            unit,
+            statistic: Statistic::Median,
+            rounds: Vec::new(),
+            summary: Summary::of(&samples).expect("a synthetic measurement has samples"),
+            samples,
+            per_process: vec![],
+            intervals: vec![],
+            baseline: None,
+            warnings: vec![],
+            extra: Default::default(),
+            invalid: None,
+            started_at: t,
+            ended_at: t,
+            convergence: None,
+        }
+    }
+
     /// IOPS and latency percentiles of a figure measured in blocks (the
     /// `io` family records them as extras, IOPS from the headline and the
     /// block size so that the two always agree); None for any other figure.

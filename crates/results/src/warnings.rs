@@ -311,46 +311,19 @@ mod tests {
     use super::*;
 
     use crate::model::Interval;
-    use crate::stats::Summary;
     use crate::units::Unit;
 
     /// A measurement of `n` intervals, the first `preempted` of them preempted,
     /// carrying the warnings the harness would give it.
     fn measured(name: &str, stat: Statistic, n: usize, preempted: usize) -> Measurement {
         let samples: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
-        let summary = Summary::of(&samples).unwrap();
-        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(1_700_000_000, 0).unwrap();
         Measurement {
-            invalid: None,
-            name: name.into(),
-            benchmark: name.into(),
-            group: "proc".into(),
-            params: Default::default(),
-            parallel: 1,
-            unit: Unit::Ns,
             statistic: stat,
-            samples,
-            per_process: vec![],
-            rounds: Vec::new(),
-            summary,
-            intervals: (0..n)
-                .map(|i| Interval {
-                    process: 0,
-                    start_ns: 0,
-                    end_ns: 1,
-                    iterations: 1,
-                    preemptions: u32::from(i < preempted),
-                    round: 0,
-                })
-                .collect(),
-            baseline: None,
+            intervals: Interval::synthetic(n, preempted),
             warnings: crate::checks::check_preempted(preempted, n)
                 .into_iter()
                 .collect(),
-            extra: Default::default(),
-            started_at: t,
-            ended_at: t,
-            convergence: None,
+            ..Measurement::synthetic(name, "proc", Unit::Ns, samples)
         }
     }
 

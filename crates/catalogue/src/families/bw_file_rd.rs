@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::scratch_file::{cached_file_named_if, close_file, sum_words, FILE_SIZE};
 use crate::support::sys::{self, errno};
 
@@ -130,14 +130,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "mode",
-            help: "io_only: read only; sum: read and add up every word; open2close: open, read+sum, close per pass",
-            kind: Kind::Choice(&["io_only", "sum", "open2close"]),
-            default: &["io_only", "sum", "open2close"],
-            quick: &[],
-            positional: true,
-        },
+        Param::choice("mode", &["io_only", "sum", "open2close"])
+            .positional()
+            .help("io_only: read only; sum: read and add up every word; open2close: open, read+sum, close per pass"),
         FILE_SIZE,
     ],
     ..Family::new(

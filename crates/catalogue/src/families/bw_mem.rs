@@ -11,7 +11,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::memory::{check_memory, Buf, Pages};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -295,25 +295,13 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "op",
-            help: "rd, wr, rdwr (add 1 to each word), cp (hand-unrolled copy), bcopy (memcpy), bzero (memset)",
-            kind: Kind::Choice(&["rd", "wr", "rdwr", "cp", "bcopy", "bzero"]),
-            default: &["rd", "wr", "rdwr", "cp", "bcopy", "bzero"],
-            quick: &[],
-            positional: true,
-        },
-        Param {
-            name: "size",
-            help: "buffer size (each buffer, for the copies)",
-            kind: Kind::Size {
-                min: 4 << 10,
-                max: 64 << 30,
-            },
-            default: &["16k", "64k", "512k", "2m", "8m", "32m", "256m"],
-            quick: &["16k", "512k", "8m", "256m"],
-            positional: false,
-        },
+        Param::choice("op", &["rd", "wr", "rdwr", "cp", "bcopy", "bzero"])
+            .positional()
+            .help("rd, wr, rdwr (add 1 to each word), cp (hand-unrolled copy), bcopy (memcpy), bzero (memset)"),
+        Param::size("size", 4 << 10, 64 << 30)
+            .measured(&["16k", "64k", "512k", "2m", "8m", "32m", "256m"])
+            .quick(&["16k", "512k", "8m", "256m"])
+            .help("buffer size (each buffer, for the copies)"),
     ],
     ..Family::new(
         "bw_mem",

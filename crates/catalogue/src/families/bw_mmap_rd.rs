@@ -14,7 +14,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::scratch_file::{
     cached_file_named_if, close_file, map, sum_words, touch_pages, unmap, FILE_SIZE,
 };
@@ -120,14 +120,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "mode",
-            help: "io_only: map, touch each page, unmap; sum: map, sum, unmap; mmap_only: sum a standing mapping; open2close: open, map, sum, close, unmap",
-            kind: Kind::Choice(&["io_only", "sum", "mmap_only", "open2close"]),
-            default: &["io_only", "sum", "mmap_only", "open2close"],
-            quick: &[],
-            positional: true,
-        },
+        Param::choice("mode", &["io_only", "sum", "mmap_only", "open2close"])
+            .positional()
+            .help("io_only: map, touch each page, unmap; sum: map, sum, unmap; mmap_only: sum a standing mapping; open2close: open, map, sum, close, unmap"),
         FILE_SIZE,
     ],
     ..Family::new(

@@ -42,7 +42,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::echo_server;
 use crate::support::sockets::{
     connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay, TrialListener,
@@ -61,26 +61,13 @@ pub const MAX_ROOM: u32 = 256;
 /// A message's header: kind, sender, sequence number, send time.
 const HEADER: usize = 24;
 
-pub const ROOMS: Param = Param {
-    name: "rooms",
-    help: "chat rooms; the load (total clients) is spread over them, at least 2 per room",
-    kind: Kind::Int { min: 1, max: 256 },
-    default: &["1"],
-    quick: &[],
-    positional: false,
-};
+pub const ROOMS: Param = Param::int("rooms", 1, 256)
+    .measured(&["1"])
+    .help("chat rooms; the load (total clients) is spread over them, at least 2 per room");
 
-pub const SIZE: Param = Param {
-    name: "size",
-    help: "message size in bytes (hackbench's are 100)",
-    kind: Kind::Size {
-        min: HEADER as u64,
-        max: 64 << 10,
-    },
-    default: &["100"],
-    quick: &[],
-    positional: false,
-};
+pub const SIZE: Param = Param::size("size", HEADER as u64, 64 << 10)
+    .measured(&["100"])
+    .help("message size in bytes (hackbench's are 100)");
 
 pub const PARAMS: &[Param] = &[ROOMS, SIZE];
 

@@ -465,7 +465,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn final_values_are_the_published_ones() {
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn measures_and_derives_dmips() {
-        let ms = measure_spec("dhrystone", &tiny_plan(1), &RunContext::default()).unwrap();
+        let ms = measure_tiny("dhrystone").unwrap();
         assert_sane(&ms[0]);
         let d = derive(&ms);
         assert_eq!(d[0].name, "dhrystone/dmips");

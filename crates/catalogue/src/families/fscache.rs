@@ -41,7 +41,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::cached_files::{check_descriptors, check_fits_here, FileSet};
 use crate::support::memory::{Buf, Pages, Rng};
 use crate::support::scratch_file::touch_pages;
@@ -55,59 +55,26 @@ pub const OPERATION: &str = "read";
 /// The most reading processes.
 pub const MAX_LOAD: u32 = 1024;
 
-pub const BUFFER: Param = Param {
-    name: "buffer",
-    help: "bytes per read (seed 003: 512 and 4096); the file size must be a multiple of it",
-    kind: Kind::Size {
-        min: 64,
-        max: 1 << 20,
-    },
-    default: &["512", "4k"],
-    quick: &["4k"],
-    positional: false,
-};
+pub const BUFFER: Param = Param::size("buffer", 64, 1 << 20)
+    .measured(&["512", "4k"])
+    .quick(&["4k"])
+    .help("bytes per read (seed 003: 512 and 4096); the file size must be a multiple of it");
 
-pub const ACCESS: Param = Param {
-    name: "access",
-    help: "random: each read at a random offset of a random file; whole: each random file read start to end",
-    kind: Kind::Choice(&["random", "whole"]),
-    default: &["random"],
-    quick: &[],
-    positional: false,
-};
+pub const ACCESS: Param = Param::choice("access", &["random", "whole"])
+    .measured(&["random"])
+    .help("random: each read at a random offset of a random file; whole: each random file read start to end");
 
-pub const FILE: Param = Param {
-    name: "file",
-    help: "size of each file of the set (seed 003: 128 KB)",
-    kind: Kind::Size {
-        min: 4 << 10,
-        max: 64 << 20,
-    },
-    default: &["128k"],
-    quick: &[],
-    positional: false,
-};
+pub const FILE: Param = Param::size("file", 4 << 10, 64 << 20)
+    .measured(&["128k"])
+    .help("size of each file of the set (seed 003: 128 KB)");
 
-pub const SET: Param = Param {
-    name: "set",
-    help: "total size of the file set, a multiple of the file size; at most half of MemAvailable",
-    kind: Kind::Size {
-        min: 4 << 10,
-        max: 1 << 40,
-    },
-    default: &["64m"],
-    quick: &["16m"],
-    positional: false,
-};
+pub const SET: Param = Param::size("set", 4 << 10, 1 << 40)
+    .measured(&["64m"])
+    .quick(&["16m"])
+    .help("total size of the file set, a multiple of the file size; at most half of MemAvailable");
 
-pub const MODE: Param = Param {
-    name: "mode",
-    help: "read: pread(2) from the cached files; memcpy: the same bytes copied from memory (the baseline)",
-    kind: Kind::Choice(&["read", "memcpy"]),
-    default: &["read", "memcpy"],
-    quick: &[],
-    positional: false,
-};
+pub const MODE: Param = Param::choice("mode", &["read", "memcpy"])
+    .help("read: pread(2) from the cached files; memcpy: the same bytes copied from memory (the baseline)");
 
 /// Mode varies fastest: each read curve is followed by its baseline.
 pub const PARAMS: &[Param] = &[BUFFER, ACCESS, FILE, SET, MODE];
@@ -395,18 +362,8 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{short_trial, trial_is_sound};
+    use crate::testing::{short_trial, trial_is_sound, unlinked_until_closed};
     use touchstone_harness::workload::{cpu::usable_cpus, run_trial, TrialOutcome};
-
-    /// What this process's open descriptors refer to (other tests running
-    /// at the same time open and close their own, so compare targets).
-    fn open_targets() -> Vec<String> {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-            .map(|p| p.display().to_string())
-            .collect()
-    }
 
     fn assert_sound(o: &TrialOutcome, load: u32) {
         trial_is_sound(o, load as usize).unwrap();
@@ -432,27 +389,15 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{source:?} {access:?} {buffer}: {e}"));
                 assert_sound(&o, 2);
             }
-            // The set is kept, unlinked, for the sweep's next trials…
-            let files: Vec<String> = match &w.set {
-                Some(set) => set
-                    .fds()
-                    .iter()
-                    .map(|fd| {
-                        let t = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
-                        t.display().to_string()
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
+            // The set is kept, unlinked, for the sweep's next trials, and
+            // gone with the workload.
+            let fds = w
+                .set
+                .as_ref()
+                .map(|set| set.fds().to_vec())
+                .unwrap_or_default();
+            let files = unlinked_until_closed(&fds, || drop(w));
             assert_eq!(files.len(), if source == Source::Cache { 32 } else { 0 });
-            assert!(files.iter().all(|f| f.ends_with("(deleted)")), "{files:?}");
-            drop(w);
-            // …and gone with the workload.
-            let open = open_targets();
-            assert!(
-                files.iter().all(|f| !open.contains(f)),
-                "{source:?}: files left open"
-            );
         }
     }
 

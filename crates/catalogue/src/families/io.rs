@@ -40,7 +40,7 @@ use touchstone_results::model::IOPS;
 use touchstone_results::{Measurement, Warning, WarningCode};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::io::{self, latency_extras, offsets, Pattern, Ring, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
@@ -436,68 +436,33 @@ pub fn page_cache_warning(m: &Measurement, drop_caches: bool) -> Option<Warning>
 }
 
 const PARAMS: &[Param] = &[
-    Param {
-        name: "op",
-        help: "read or write",
-        kind: Kind::Choice(&["read", "write"]),
-        default: &["read", "write"],
-        quick: &[],
-        positional: true,
-    },
-    Param {
-        name: "pattern",
-        help: "seq; rand (every block once, one fixed shuffled order); gauss (about centre, deviation sigma); zipf (s = 1.2 over block ranks)",
-        kind: Kind::Choice(&["seq", "rand", "gauss", "zipf"]),
-        default: &["seq", "rand"],
-        quick: &[],
-        positional: false,
-    },
+    Param::choice("op", &["read", "write"]).positional().help("read or write"),
+    Param::choice("pattern", &["seq", "rand", "gauss", "zipf"])
+        .measured(&["seq", "rand"])
+        .help("seq; rand (every block once, one fixed shuffled order); gauss (about centre, deviation sigma); zipf (s = 1.2 over block ranks)"),
     io::block_param(
         "block size of each read or write",
         4 << 20,
         &["512", "8k", "32k", "1m"],
         &["8k", "1m"],
     ),
-    Param {
-        name: "mode",
-        help: "buffered; buffered+fsync (one final fsync per pass, timed apart as fsync_ms); osync (O_SYNC); dsync (O_DSYNC); direct (O_DIRECT, aligned buffers)",
-        kind: Kind::Choice(io::SYNC_MODES),
-        default: &["buffered"],
-        quick: &[],
-        positional: false,
-    },
-    Param {
-        name: "depth",
-        help: "blocks in flight: 1 is pread/pwrite; more submits through io_uring",
-        kind: Kind::Int { min: 1, max: 64 },
-        default: &["1"],
-        quick: &[],
-        positional: false,
-    },
+    Param::choice("mode", io::SYNC_MODES)
+        .measured(&["buffered"])
+        .help("buffered; buffered+fsync (one final fsync per pass, timed apart as fsync_ms); osync (O_SYNC); dsync (O_DSYNC); direct (O_DIRECT, aligned buffers)"),
+    Param::int("depth", 1, 64)
+        .measured(&["1"])
+        .help("blocks in flight: 1 is pread/pwrite; more submits through io_uring"),
     io::size_param(
         "the file (the fixed volume of one pass); larger than memory to measure the disk with buffered reads",
         &["4m"],
         &[],
     ),
-    Param {
-        name: "sigma",
-        help: "gauss: the deviation of the offsets (004: 160k over 4m)",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 40,
-        },
-        default: &["160k"],
-        quick: &[],
-        positional: false,
-    },
-    Param {
-        name: "centre",
-        help: "gauss: the centre, in percent of the file",
-        kind: Kind::Int { min: 0, max: 100 },
-        default: &["50"],
-        quick: &[],
-        positional: false,
-    },
+    Param::size("sigma", 0, 1 << 40)
+        .measured(&["160k"])
+        .help("gauss: the deviation of the offsets (004: 160k over 4m)"),
+    Param::int("centre", 0, 100)
+        .measured(&["50"])
+        .help("gauss: the centre, in percent of the file"),
 ];
 
 pub const FAMILY: Family = Family {

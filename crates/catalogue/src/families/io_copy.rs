@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::io::{self, create_unlinked, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
@@ -142,14 +142,9 @@ pub const FAMILY: Family = Family {
             &["16k", "128k"],
             &[],
         ),
-        Param {
-            name: "mode",
-            help: "buffered, or direct (O_DIRECT on both files, dd's iflag=direct oflag=direct)",
-            kind: Kind::Choice(&["buffered", "direct"]),
-            default: &["buffered"],
-            quick: &[],
-            positional: false,
-        },
+        Param::choice("mode", &["buffered", "direct"])
+            .measured(&["buffered"])
+            .help("buffered, or direct (O_DIRECT on both files, dd's iflag=direct oflag=direct)"),
         io::size_param("bytes copied per pass", &["64m"], &["16m"]),
     ],
     default_suite: false,

@@ -31,7 +31,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::io::{self, offsets, Pattern, SyncMode};
 use crate::support::memory::{Buf, Pages};
 use crate::support::sys::{self, errno};
@@ -222,39 +222,20 @@ fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "op",
-            help: "read or write",
-            kind: Kind::Choice(&["read", "write"]),
-            default: &["read", "write"],
-            quick: &["read"],
-            positional: true,
-        },
-        Param {
-            name: "pattern",
-            help: "seq, or rand (every block once in one fixed shuffled order)",
-            kind: Kind::Choice(&["seq", "rand"]),
-            default: &["rand"],
-            quick: &[],
-            positional: false,
-        },
+        Param::choice("op", &["read", "write"])
+            .positional()
+            .quick(&["read"])
+            .help("read or write"),
+        Param::choice("pattern", &["seq", "rand"])
+            .measured(&["rand"])
+            .help("seq, or rand (every block once in one fixed shuffled order)"),
         io::block_param("block size of each read or write", 4 << 20, &["8k"], &[]),
-        Param {
-            name: "mode",
-            help: "buffered, dsync (O_DSYNC) or direct (O_DIRECT)",
-            kind: Kind::Choice(&["buffered", "dsync", "direct"]),
-            default: &["buffered"],
-            quick: &[],
-            positional: false,
-        },
-        Param {
-            name: "files",
-            help: "own: a file per client; shared: one file for all",
-            kind: Kind::Choice(&["own", "shared"]),
-            default: &["own", "shared"],
-            quick: &["own"],
-            positional: false,
-        },
+        Param::choice("mode", &["buffered", "dsync", "direct"])
+            .measured(&["buffered"])
+            .help("buffered, dsync (O_DSYNC) or direct (O_DIRECT)"),
+        Param::choice("files", &["own", "shared"])
+            .quick(&["own"])
+            .help("own: a file per client; shared: one file for all"),
         io::size_param("bytes of each file", &["4m"], &[]),
     ],
     // Where the files go; a device is refused; no `--drop-caches` (a

@@ -9,7 +9,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::errno;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,14 +123,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "clock",
-        help: "monotonic, realtime, monotonic_coarse, boottime (clock_gettime via the vDSO) or tsc (rdtsc, x86-64)",
-        kind: Kind::Choice(&["monotonic", "realtime", "monotonic_coarse", "boottime", "tsc"]),
-        default: DEFAULT,
-        quick: &[],
-        positional: true,
-    }],
+    params: &[Param::choice("clock", &["monotonic", "realtime", "monotonic_coarse", "boottime", "tsc"])
+        .positional()
+        .measured(DEFAULT)
+        .help("monotonic, realtime, monotonic_coarse, boottime (clock_gettime via the vDSO) or tsc (rdtsc, x86-64)")],
     ..Family::new(
         "lat_clock",
         "proc",
@@ -142,6 +138,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Kind;
 
     /// Every clock the parameter names is one this file reads.
     #[test]

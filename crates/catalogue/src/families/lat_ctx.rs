@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::placement::{self, Placement};
 use crate::support::sys::{self, Pid};
 
@@ -203,25 +203,13 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "procs",
-            help: "processes in the ring",
-            kind: Kind::Int { min: 2, max: 1024 },
-            default: &["2", "4", "8", "16", "24", "32", "64", "96"],
-            quick: &["2", "8", "32", "96"],
-            positional: false,
-        },
-        Param {
-            name: "size",
-            help: "private working set each process sums per pass",
-            kind: Kind::Size {
-                min: 0,
-                max: 64 << 20,
-            },
-            default: &["0", "16k", "64k"],
-            quick: &[],
-            positional: false,
-        },
+        Param::int("procs", 2, 1024)
+            .measured(&["2", "4", "8", "16", "24", "32", "64", "96"])
+            .quick(&["2", "8", "32", "96"])
+            .help("processes in the ring"),
+        Param::size("size", 0, 64 << 20)
+            .measured(&["0", "16k", "64k"])
+            .help("private working set each process sums per pass"),
         placement::PARAM,
     ],
     ..Family::new(
@@ -234,26 +222,13 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::measure_tiny;
 
     #[test]
     fn subtraction_is_never_negative() {
-        let mut ms = measure_spec(
-            "lat_ctx/procs:2,4/size:0,16k/cpus:same",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let mut ms = measure_tiny("lat_ctx/procs:2,4/size:0,16k/cpus:same").unwrap();
         // One cross-CPU case: those warm up and time longer (placement::settle).
-        ms.extend(
-            measure_spec(
-                "lat_ctx/procs:2/size:0/cpus:spread",
-                &tiny_plan(1),
-                &RunContext::default(),
-            )
-            .unwrap(),
-        );
+        ms.extend(measure_tiny("lat_ctx/procs:2/size:0/cpus:spread").unwrap());
         assert_eq!(ms.len(), 5);
         for m in &ms {
             assert!(m.baseline.is_some(), "{}: no baseline", m.name);

@@ -11,7 +11,7 @@
 use touchstone_results::{Measurement, Unit};
 
 use crate::family::{derived, Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
@@ -62,14 +62,9 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "page",
-        help: "open: misses clustered by 4 KiB block; closed: scattered",
-        kind: Kind::Choice(&["open", "closed"]),
-        default: &["open", "closed"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[Param::choice("page", &["open", "closed"])
+        .positional()
+        .help("open: misses clustered by 4 KiB block; closed: scattered")],
     derive: Some(derive),
     ..Family::new(
         "lat_dram_page",

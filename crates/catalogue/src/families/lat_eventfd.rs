@@ -9,8 +9,7 @@ use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{Baton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, Baton, HotPotato};
 use crate::support::sys::{self, errno};
 
 pub struct EventfdBaton {
@@ -72,12 +71,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     )
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_eventfd",
-        "comm_lat",
-        "eventfd round trip (write one counter, read the other) between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_eventfd",
+    "eventfd round trip (write one counter, read the other) between two processes",
+    build,
+);

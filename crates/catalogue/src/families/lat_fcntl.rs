@@ -13,8 +13,7 @@ use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{Baton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, Baton, HotPotato};
 use crate::support::sys::{self, cstring, errno};
 
 pub struct FcntlBaton {
@@ -106,12 +105,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(FcntlBaton { fd: -1, round: 0 }, p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_fcntl",
-        "comm_lat",
-        "fcntl record-lock round trip (two lock hand-offs) between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_fcntl",
+    "fcntl record-lock round trip (two lock hand-offs) between two processes",
+    build,
+);

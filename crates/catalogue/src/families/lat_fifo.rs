@@ -6,20 +6,15 @@
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{FdBaton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, FdBaton, HotPotato};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(FdBaton::new(Channel::Fifo, 1), p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_fifo",
-        "comm_lat",
-        "named pipe (FIFO) round trip of 1 byte between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_fifo",
+    "named pipe (FIFO) round trip of 1 byte between two processes",
+    build,
+);

@@ -14,7 +14,7 @@ use touchstone_harness::{BenchError, Context, Fallible, Shape};
 use touchstone_results::Unit;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::{cstring, errno};
 
 const NAME_MAX: usize = 4096;
@@ -182,25 +182,13 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "op",
-            help: "create: open+write+close a new file; delete: unlink one",
-            kind: Kind::Choice(&["create", "delete"]),
-            default: &["create", "delete"],
-            quick: &[],
-            positional: true,
-        },
-        Param {
-            name: "size",
-            help: "bytes written into each file",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: &["0", "1k", "4k", "10k"],
-            quick: &["0", "10k"],
-            positional: false,
-        },
+        Param::choice("op", &["create", "delete"])
+            .positional()
+            .help("create: open+write+close a new file; delete: unlink one"),
+        Param::size("size", 0, 1 << 20)
+            .measured(&["0", "1k", "4k", "10k"])
+            .quick(&["0", "10k"])
+            .help("bytes written into each file"),
     ],
     ..Family::new(
         "lat_fs",

@@ -10,8 +10,7 @@ use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{Baton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, Baton, HotPotato};
 use crate::support::sys::map_anonymous;
 
 const PARENT: u32 = 0;
@@ -114,12 +113,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     )
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_futex",
-        "comm_lat",
-        "futex round trip (wake/wait on a shared word) between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_futex",
+    "futex round trip (wake/wait on a shared word) between two processes",
+    build,
+);

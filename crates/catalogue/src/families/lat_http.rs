@@ -9,7 +9,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, Parallel, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
 use crate::support::sockets::{accept, connect_loopback, inet_socket, tcp_listener};
@@ -119,17 +119,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "size",
-            help: "document size in bytes",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: &["1k"],
-            quick: &[],
-            positional: false,
-        },
+        Param::size("size", 0, 1 << 20)
+            .measured(&["1k"])
+            .help("document size in bytes"),
         placement::PARAM,
     ],
     parallel: Parallel::No(
@@ -146,15 +138,12 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     /// A document of no bytes: the response is the header alone.
     #[test]
     fn an_empty_document_is_fetched() {
-        assert_sane(
-            &measure_spec("lat_http/size:0", &tiny_plan(1), &RunContext::default()).unwrap()[0],
-        );
+        assert_sane(&measure_tiny("lat_http/size:0").unwrap()[0]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::scratch_file::{cached_file, map, touch_pages, unmap};
 use crate::support::sys::{self, page_size};
 
@@ -55,17 +55,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "size",
-        help: "bytes mapped",
-        kind: Kind::Size {
-            min: 4 << 10,
-            max: 1 << 30,
-        },
-        default: &["64k", "1m", "16m"],
-        quick: &["1m"],
-        positional: false,
-    }],
+    params: &[Param::size("size", 4 << 10, 1 << 30)
+        .measured(&["64k", "1m", "16m"])
+        .quick(&["1m"])
+        .help("bytes mapped")],
     ..Family::new(
         "lat_mmap",
         "fs_lat",

@@ -53,12 +53,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
-    use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn results_are_positive_and_division_is_slower_than_addition() {
-        let ms = measure_spec("lat_ops", &tiny_plan(1), &RunContext::default()).unwrap();
+        let ms = measure_tiny("lat_ops").unwrap();
         let get = |n: &str| {
             ms.iter()
                 .find(|m| m.name == format!("lat_ops/{n}"))

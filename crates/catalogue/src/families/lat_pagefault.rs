@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::scratch_file::{cached_file, map, unmap};
 use crate::support::sys::{self, page_size};
 
@@ -97,17 +97,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "size",
-        help: "file size (each fresh mapping covers the whole file)",
-        kind: Kind::Size {
-            min: 64 << 10,
-            max: 1 << 30,
-        },
-        default: &["16m"],
-        quick: &["8m"],
-        positional: false,
-    }],
+    params: &[Param::size("size", 64 << 10, 1 << 30)
+        .measured(&["16m"])
+        .quick(&["8m"])
+        .help("file size (each fresh mapping covers the whole file)")],
     ..Family::new(
         "lat_pagefault",
         "fs_lat",

@@ -5,20 +5,15 @@
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{FdBaton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, FdBaton, HotPotato};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(FdBaton::new(Channel::Pipe, 1), p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_pipe",
-        "comm_lat",
-        "pipe round trip of 1 byte between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_pipe",
+    "pipe round trip of 1 byte between two processes",
+    build,
+);

@@ -7,7 +7,7 @@
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::{self, Pid};
 
 /// Burn `ns` of this thread's CPU time (kernel time spent reading the CPU
@@ -85,25 +85,13 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "jobs",
-            help: "jobs started at once",
-            kind: Kind::Int { min: 1, max: 4096 },
-            default: &["1", "2", "4", "8", "16"],
-            quick: &["1", "2", "4", "8"],
-            positional: false,
-        },
-        Param {
-            name: "work",
-            help: "CPU time each job burns",
-            kind: Kind::Duration {
-                min_ns: 1_000,
-                max_ns: 10_000_000_000,
-            },
-            default: &["1ms"],
-            quick: &[],
-            positional: false,
-        },
+        Param::int("jobs", 1, 4096)
+            .measured(&["1", "2", "4", "8", "16"])
+            .quick(&["1", "2", "4", "8"])
+            .help("jobs started at once"),
+        Param::duration("work", 1_000, 10_000_000_000)
+            .measured(&["1ms"])
+            .help("CPU time each job burns"),
     ],
     ..Family::new(
         "lat_pmake",
@@ -115,17 +103,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn jobs_take_at_least_their_work() {
-        let ms = measure_spec(
-            "lat_pmake/jobs:1,3/work:200us",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_pmake/jobs:1,3/work:200us").unwrap();
         for m in ms {
             assert_sane(&m);
             assert!(m.value() >= 200_000.0, "{}: {} ns", m.name, m.value());

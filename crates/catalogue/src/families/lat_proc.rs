@@ -12,7 +12,7 @@ use std::ffi::CString;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::{self, cstring, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -228,36 +228,15 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "op",
-            help: "fork: fork+exit+wait; exec: +execve /bin/true (dynamic); exec_static: +execve of a tiny static program; shell: +/bin/sh -c /bin/true",
-            kind: Kind::Choice(&["fork", "exec", "exec_static", "shell"]),
-            default: &["fork", "exec", "exec_static", "shell"],
-            quick: &[],
-            positional: true,
-        },
-        Param {
-            name: "mem",
-            help: "private memory the parent has touched before forking",
-            kind: Kind::Size {
-                min: 0,
-                max: 4 << 30,
-            },
-            default: &["0", "1m", "100m"],
-            quick: &[],
-            positional: false,
-        },
-        Param {
-            name: "env",
-            help: "size of the environment passed to exec (exec, exec_static, shell)",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: &["0"],
-            quick: &[],
-            positional: false,
-        },
+        Param::choice("op", &["fork", "exec", "exec_static", "shell"])
+            .positional()
+            .help("fork: fork+exit+wait; exec: +execve /bin/true (dynamic); exec_static: +execve of a tiny static program; shell: +/bin/sh -c /bin/true"),
+        Param::size("mem", 0, 4 << 30)
+            .measured(&["0", "1m", "100m"])
+            .help("private memory the parent has touched before forking"),
+        Param::size("env", 0, 1 << 20)
+            .measured(&["0"])
+            .help("size of the environment passed to exec (exec, exec_static, shell)"),
     ],
     ..Family::new(
         "lat_proc",
@@ -269,24 +248,14 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
     use crate::RunContext;
 
     #[test]
     fn touched_memory_and_environment() {
-        let ms = measure_spec(
-            "lat_proc/fork/mem:8m",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_proc/fork/mem:8m").unwrap();
         assert_sane(&ms[0]);
-        let ms = measure_spec(
-            "lat_proc/exec_static/env:64k",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_proc/exec_static/env:64k").unwrap();
         assert_sane(&ms[0]);
     }
 

@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::hot_potato::{Baton, HotPotato};
 use crate::support::placement;
 use crate::support::sockets::{recv_datagram, set_recv_timeout, tcp_pair, udp_pair};
@@ -210,14 +210,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "proto",
-            help: "transport",
-            kind: Kind::Choice(&["udp", "tcp"]),
-            default: &["udp", "tcp"],
-            quick: &[],
-            positional: true,
-        },
+        Param::choice("proto", &["udp", "tcp"])
+            .positional()
+            .help("transport"),
         placement::PARAM,
     ],
     ..Family::new(

@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::scratch_file::cached_file;
 use crate::support::sockets::{connect_loopback, inet_socket, tcp_listener};
 use crate::support::sys::{self, errno};
@@ -175,30 +175,14 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "type",
-            help: "file: descriptors of a file (all ready); tcp: idle loopback sockets",
-            kind: Kind::Choice(&["file", "tcp"]),
-            default: &["file", "tcp"],
-            quick: &[],
-            positional: true,
-        },
-        Param {
-            name: "call",
-            help: "select(2) or poll(2)",
-            kind: Kind::Choice(&["select", "poll"]),
-            default: &["select", "poll"],
-            quick: &[],
-            positional: false,
-        },
-        Param {
-            name: "n",
-            help: "number of descriptors",
-            kind: Kind::Int { min: 1, max: 1000 },
-            default: &["10", "100", "250", "500", "1000"],
-            quick: &["100"],
-            positional: false,
-        },
+        Param::choice("type", &["file", "tcp"])
+            .positional()
+            .help("file: descriptors of a file (all ready); tcp: idle loopback sockets"),
+        Param::choice("call", &["select", "poll"]).help("select(2) or poll(2)"),
+        Param::int("n", 1, 1000)
+            .measured(&["10", "100", "250", "500", "1000"])
+            .quick(&["100"])
+            .help("number of descriptors"),
     ],
     ..Family::new(
         "lat_select",
@@ -210,12 +194,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::measure_tiny;
 
     #[test]
     fn zero_descriptors_is_refused() {
-        let e = measure_spec("lat_select/n:0", &tiny_plan(1), &RunContext::default()).unwrap_err();
+        let e = measure_tiny("lat_select/n:0").unwrap_err();
         assert!(e.contains("out of range"), "{e}");
     }
 }

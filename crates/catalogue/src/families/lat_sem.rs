@@ -16,8 +16,7 @@ use touchstone_harness::{BenchError, Context, Fallible};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{Baton, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, Baton, HotPotato};
 use crate::support::sys::errno;
 
 pub struct SemBaton {
@@ -98,12 +97,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     )
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_sem",
-        "comm_lat",
-        "System V semaphore round trip (post/wait pair) between two processes",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_sem",
+    "System V semaphore round trip (post/wait pair) between two processes",
+    build,
+);

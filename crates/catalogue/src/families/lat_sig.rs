@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::{errno, map_anonymous};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -206,14 +206,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "op",
-        help: "install: sigaction; catch: kill self + handle; prot: write fault + SIGSEGV handler",
-        kind: Kind::Choice(&["install", "catch", "prot"]),
-        default: &["install", "catch", "prot"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[Param::choice("op", &["install", "catch", "prot"])
+        .positional()
+        .help("install: sigaction; catch: kill self + handle; prot: write fault + SIGSEGV handler")],
     ..Family::new(
         "lat_sig",
         "proc",

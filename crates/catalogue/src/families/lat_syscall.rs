@@ -8,7 +8,7 @@ use std::ffi::CString;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::{cstring, errno};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -138,14 +138,11 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "op",
-        help: "which system call",
-        kind: Kind::Choice(&["null", "read", "write", "stat", "fstat", "open"]),
-        default: &["null", "read", "write", "stat", "fstat", "open"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[
+        Param::choice("op", &["null", "read", "write", "stat", "fstat", "open"])
+            .positional()
+            .help("which system call"),
+    ],
     ..Family::new(
         "lat_syscall",
         "proc",

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
@@ -220,14 +220,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "op",
-        help: "create: pthread_create+join; mutex: lock+unlock; mutex_pingpong / cond_pingpong: one round trip between two threads",
-        kind: Kind::Choice(&["create", "mutex", "mutex_pingpong", "cond_pingpong"]),
-        default: &["create", "mutex", "mutex_pingpong", "cond_pingpong"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[Param::choice("op", &["create", "mutex", "mutex_pingpong", "cond_pingpong"])
+        .positional()
+        .help("create: pthread_create+join; mutex: lock+unlock; mutex_pingpong / cond_pingpong: one round trip between two threads")],
     ..Family::new(
         "lat_thread",
         "proc",

@@ -6,19 +6,14 @@
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::hot_potato::{ConnectBaton, Domain, HotPotato};
-use crate::support::placement;
+use crate::support::hot_potato::{self, ConnectBaton, Domain, HotPotato};
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     HotPotato::case(ConnectBaton::new(Domain::Unix), p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[placement::PARAM],
-    ..Family::new(
-        "lat_unix_connect",
-        "comm_lat",
-        "AF_UNIX stream connection set-up and close (socket, connect, close)",
-        build,
-    )
-};
+pub const FAMILY: Family = hot_potato::family(
+    "lat_unix_connect",
+    "AF_UNIX stream connection set-up and close (socket, connect, close)",
+    build,
+);

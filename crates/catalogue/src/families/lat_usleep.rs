@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::errno;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -211,25 +211,13 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "method",
-            help: "how to sleep",
-            kind: Kind::Choice(&["nanosleep", "clock_nanosleep", "select", "poll", "itimer"]),
-            default: &["nanosleep", "clock_nanosleep", "select", "poll", "itimer"],
-            quick: &[],
-            positional: true,
-        },
-        Param {
-            name: "time",
-            help: "requested sleep",
-            kind: Kind::Duration {
-                min_ns: 1_000,
-                max_ns: 1_000_000_000,
-            },
-            default: &["1us", "10us", "100us", "1ms", "10ms", "20ms"],
-            quick: &["1us", "100us", "1ms", "10ms"],
-            positional: false,
-        },
+        Param::choice("method", &["nanosleep", "clock_nanosleep", "select", "poll", "itimer"])
+            .positional()
+            .help("how to sleep"),
+        Param::duration("time", 1_000, 1_000_000_000)
+            .measured(&["1us", "10us", "100us", "1ms", "10ms", "20ms"])
+            .quick(&["1us", "100us", "1ms", "10ms"])
+            .help("requested sleep"),
     ],
     ..Family::new(
         "lat_usleep",
@@ -241,17 +229,11 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
-    use crate::RunContext;
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn every_method_sleeps_at_least_the_time_asked() {
-        let ms = measure_spec(
-            "lat_usleep/time:100us",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("lat_usleep/time:100us").unwrap();
         assert_eq!(ms.len(), 5);
         for m in ms {
             assert_sane(&m);

@@ -9,7 +9,7 @@
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 
 use crate::family::{derived, Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::cache_levels::{median, os_caches, os_line_bytes};
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
@@ -84,14 +84,10 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "stride",
-        help: "chain element size in bytes",
-        kind: Kind::Size { min: 8, max: 4096 },
-        default: &["8", "16", "32", "64", "128", "256", "512"],
-        quick: &["16", "32", "64", "128", "256"],
-        positional: false,
-    }],
+    params: &[Param::size("stride", 8, 4096)
+        .measured(&["8", "16", "32", "64", "128", "256", "512"])
+        .quick(&["16", "32", "64", "128", "256"])
+        .help("chain element size in bytes")],
     derive: Some(derive),
     ..Family::new(
         "line",

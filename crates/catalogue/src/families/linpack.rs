@@ -16,7 +16,7 @@ use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 /// A normalised residual above this means a wrong answer (LINPACK runs
 /// print values of about 1 to 10; HPL's own limit is 16 for its slightly
@@ -210,14 +210,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "n",
-        help: "order of the system (the benchmark's are 100 and 1000)",
-        kind: Kind::Int { min: 2, max: 5000 },
-        default: &["100", "1000"],
-        quick: &["100"],
-        positional: false,
-    }],
+    params: &[Param::int("n", 2, 5000)
+        .measured(&["100", "1000"])
+        .quick(&["100"])
+        .help("order of the system (the benchmark's are 100 and 1000)")],
     ..Family::new(
         "linpack",
         "cpu",
@@ -229,7 +225,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_tiny};
 
     #[test]
     fn solves_the_benchmark_system() {
@@ -289,7 +285,7 @@ mod tests {
 
     #[test]
     fn measures_order_100() {
-        let ms = measure_spec("linpack/n:100", &tiny_plan(1), &RunContext::default()).unwrap();
+        let ms = measure_tiny("linpack/n:100").unwrap();
         assert_sane(&ms[0]);
         assert!(ms[0].extra["normalised_residual"] < RESIDUAL_LIMIT);
     }

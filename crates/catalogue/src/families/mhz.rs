@@ -91,7 +91,7 @@ pub const FAMILY: Family = Family {
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_spec, measure_tiny, tiny_plan};
 
     /// The measured clock agrees with a loop of known cost: a dependent
     /// chain of 32-bit imul takes 3 cycles per operation on x86-64 CPUs
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn measures_and_compares() {
-        let m = &measure_spec("mhz", &tiny_plan(1), &RunContext::default()).unwrap()[0];
+        let m = &measure_tiny("mhz").unwrap()[0];
         assert_sane(m);
         assert_eq!(m.unit, Unit::Mhz);
         let d = compare(3000.0, 2000.0);

@@ -51,7 +51,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::launch::{resolve_on, Launcher, Output, DEFAULT_PATH};
 use crate::support::memory::Rng;
 use crate::support::sys::{close, cstring};
@@ -83,35 +83,16 @@ const SCRIPTS: &[(&str, &str, &str)] = &[(
     include_str!("multiuser/calc-v1.c"),
 )];
 
-pub const SCRIPT: Param = Param {
-    name: "script",
-    help: "the version of the script every user runs (stored with the result)",
-    kind: Kind::Choice(&["v1"]),
-    default: &["v1"],
-    quick: &[],
-    positional: false,
-};
+pub const SCRIPT: Param = Param::choice("script", &["v1"])
+    .help("the version of the script every user runs (stored with the result)");
 
-pub const COMPILE_PARAM: Param = Param {
-    name: "compile",
-    help: "on: the mix compiles a C program (needs cc); off: the compile transaction is left out",
-    kind: Kind::Choice(&["on", "off"]),
-    default: &["on"],
-    quick: &[],
-    positional: false,
-};
+pub const COMPILE_PARAM: Param = Param::choice("compile", &["on", "off"])
+    .measured(&["on"])
+    .help("on: the mix compiles a C program (needs cc); off: the compile transaction is left out");
 
-pub const THINK: Param = Param {
-    name: "think",
-    help: "mean think time before each command (exponentially distributed, each at most 20 s; 0: none, to measure capacity)",
-    kind: Kind::Duration {
-        min_ns: 0,
-        max_ns: 5_000_000_000,
-    },
-    default: &["0s"],
-    quick: &[],
-    positional: false,
-};
+pub const THINK: Param = Param::duration("think", 0, 5_000_000_000)
+    .measured(&["0s"])
+    .help("mean think time before each command (exponentially distributed, each at most 20 s; 0: none, to measure capacity)");
 
 pub const PARAMS: &[Param] = &[SCRIPT, COMPILE_PARAM, THINK];
 

@@ -48,7 +48,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, OptionValue, RunContext, RunOption};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::memory::Rng;
 
 pub const NAME: &str = "oltp";
@@ -91,23 +91,16 @@ pub const CPU_SAMPLE_EVERY: u64 = 16;
 /// The SQLite file under the trial's scratch directory.
 pub const SQLITE_FILE: &str = "oltp.sqlite";
 
-pub const ENGINE: Param = Param {
-    name: "engine",
-    help: "sqlite: an embedded database in the scratch directory; postgres: the server named by --postgres URL",
-    kind: Kind::Choice(&["sqlite", "postgres"]),
-    default: &["sqlite"],
-    quick: &[],
-    positional: false,
-};
+pub const ENGINE: Param = Param::choice("engine", &["sqlite", "postgres"])
+    .measured(&["sqlite"])
+    .help("sqlite: an embedded database in the scratch directory; postgres: the server named by --postgres URL");
 
-pub const SCALE: Param = Param {
-    name: "scale",
-    help: "database size: per unit one branch and 10 000 accounts (pgbench's scale 1 is oltp's 10)",
-    kind: Kind::Int { min: 1, max: 1000 },
-    default: &["10"],
-    quick: &["1"],
-    positional: false,
-};
+pub const SCALE: Param = Param::int("scale", 1, 1000)
+    .measured(&["10"])
+    .quick(&["1"])
+    .help(
+        "database size: per unit one branch and 10 000 accounts (pgbench's scale 1 is oltp's 10)",
+    );
 
 pub const PARAMS: &[Param] = &[ENGINE, SCALE];
 

@@ -9,7 +9,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
 use crate::family::{derived, Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
 
@@ -118,14 +118,11 @@ pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "chains",
-        help: "independent chains",
-        kind: Kind::Choice(&["1", "2", "4", "6", "8", "12", "16", "24", "32"]),
-        default: &["1", "2", "4", "6", "8", "12", "16", "24", "32"],
-        quick: &["1", "4", "16", "32"],
-        positional: false,
-    }],
+    params: &[
+        Param::choice("chains", &["1", "2", "4", "6", "8", "12", "16", "24", "32"])
+            .quick(&["1", "4", "16", "32"])
+            .help("independent chains"),
+    ],
     derive: Some(derive),
     ..Family::new(
         "par_mem",

@@ -114,16 +114,11 @@ pub const FAMILY: Family = Family {
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-    use crate::testing::{measure_spec, tiny_plan};
+    use crate::testing::measure_tiny;
 
     #[test]
     fn independent_adds_overlap() {
-        let ms = measure_spec(
-            "par_ops/int64_add,double_add",
-            &tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = measure_tiny("par_ops/int64_add,double_add").unwrap();
         let d = derive(&ms);
         assert_eq!(d.len(), 2);
         for m in &d {

@@ -34,7 +34,7 @@ use touchstone_harness::{Clock, Fallible, Monotonic};
 use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::background_load::{self, Level, Running};
 use crate::support::placement::{pin_self, usable_cpus};
 use crate::support::realtime::{self, duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
@@ -45,48 +45,29 @@ pub const SUMMARY: &str =
     "process dispatch latency: sender's event to the woken process running, via pipe, futex, SysV semaphore, signal or 1/80-byte message, under background load";
 pub const OPERATION: &str = "process wake-up";
 
-pub const VIA: Param = Param {
-    name: "via",
-    help: "how the sender wakes the waiter: pipe, futex, sem (System V semaphore), signal, msg1 or msg80 (1- or 80-byte message on a UNIX socket pair)",
-    kind: Kind::Choice(&["pipe", "futex", "sem", "signal", "msg1", "msg80"]),
+pub const VIA: Param = Param::choice("via", &["pipe", "futex", "sem", "signal", "msg1", "msg80"])
     // One of each kind of kernel wake-up (a descriptor, a futex, a signal)
     // by default: every way with every placement and load level would take
     // most of an hour. Name the others to measure them.
-    default: &["pipe", "futex", "signal"],
-    quick: &["pipe"],
-    positional: false,
-};
+    .measured(&["pipe", "futex", "signal"])
+    .quick(&["pipe"])
+    .help("how the sender wakes the waiter: pipe, futex, sem (System V semaphore), signal, msg1 or msg80 (1- or 80-byte message on a UNIX socket pair)");
 
-pub const PLACEMENT: Param = Param {
-    name: "cpus",
-    help: "same (sender and waiters on one CPU) or spread (each waiter on another CPU than the sender)",
-    kind: Kind::Choice(&["same", "spread"]),
-    default: &["same", "spread"],
-    quick: &["spread"],
-    positional: false,
-};
+pub const PLACEMENT: Param = Param::choice("cpus", &["same", "spread"])
+    .quick(&["spread"])
+    .help("same (sender and waiters on one CPU) or spread (each waiter on another CPU than the sender)");
 
 /// rt_wake's interval and its bounds, between the sender's wake-ups.
-pub const INTERVAL: Param = Param {
-    help: "time between the sender's wake-ups",
-    ..realtime::INTERVAL
-};
+pub const INTERVAL: Param = realtime::INTERVAL.help("time between the sender's wake-ups");
 
 /// rt_wake's duration, shorter by default: every way of waking, placement
 /// and level is a point of its own.
-pub const DURATION: Param = Param {
-    default: &["3s"],
-    quick: &["1s"],
-    ..realtime::DURATION
-};
+pub const DURATION: Param = realtime::DURATION.measured(&["3s"]).quick(&["1s"]);
 
 /// The background levels measured by default: none, one kind (a spinner
 /// per CPU: the waiter must preempt) and all together; the others when
 /// named (`background:memory,io`).
-pub const BACKGROUND: Param = Param {
-    default: &["none", "cpu", "mixed"],
-    ..background_load::PARAM
-};
+pub const BACKGROUND: Param = background_load::PARAM.measured(&["none", "cpu", "mixed"]);
 
 pub const PARAMS: &[Param] = &[
     VIA, PLACEMENT, INTERVAL, DURATION, POLICY, PRIORITY, BACKGROUND,

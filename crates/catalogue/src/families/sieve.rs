@@ -13,7 +13,7 @@ use std::hint::black_box;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 /// One sieve over `flags` (which it re-marks first); returns the primes found.
 #[inline(never)]
@@ -103,17 +103,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "flags",
-        help: "flag bytes (odd numbers up to 2·flags+1); BYTE's classic is 8190",
-        kind: Kind::Int {
-            min: 16,
-            max: 1 << 28,
-        },
-        default: &["8190", "1048576"],
-        quick: &["8190"],
-        positional: false,
-    }],
+    params: &[Param::int("flags", 16, 1 << 28)
+        .measured(&["8190", "1048576"])
+        .quick(&["8190"])
+        .help("flag bytes (odd numbers up to 2·flags+1); BYTE's classic is 8190")],
     ..Family::new(
         "sieve",
         "cpu",

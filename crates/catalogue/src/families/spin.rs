@@ -5,7 +5,7 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{Benchmark, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 /// Busy-wait `ns` nanoseconds per iteration on the monotonic clock.
 pub struct Spin {
@@ -31,17 +31,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "time",
-        help: "time to spin per iteration",
-        kind: Kind::Duration {
-            min_ns: 100,
-            max_ns: 100_000_000,
-        },
-        default: &["1us"],
-        quick: &[],
-        positional: true,
-    }],
+    params: &[Param::duration("time", 100, 100_000_000)
+        .positional()
+        .measured(&["1us"])
+        .help("time to spin per iteration")],
     ..Family::new(
         "spin",
         "harness",

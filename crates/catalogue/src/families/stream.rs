@@ -15,7 +15,7 @@ use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::cache_levels::llc_bytes;
 use crate::support::memory::{check_memory, Buf, Pages};
 
@@ -346,22 +346,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param {
-            name: "op",
-            help: "the kernel",
-            kind: Kind::Choice(OPS),
-            default: OPS,
-            quick: &["copy", "triad"],
-            positional: true,
-        },
-        Param {
-            name: "stores",
-            help: "cached (as gcc compiles STREAM: cached stores, copy via libc memcpy) or nt (non-temporal stores, no write-allocate)",
-            kind: Kind::Choice(&["cached", "nt"]),
-            default: &["cached"],
-            quick: &[],
-            positional: false,
-        },
+        Param::choice("op", OPS).positional().quick(&["copy", "triad"]).help("the kernel"),
+        Param::choice("stores", &["cached", "nt"])
+            .measured(&["cached"])
+            .help("cached (as gcc compiles STREAM: cached stores, copy via libc memcpy) or nt (non-temporal stores, no write-allocate)"),
     ],
     ..Family::new(
         "stream",

@@ -63,10 +63,8 @@ pub const MAX_LOAD: u32 = 1024;
 const SOURCES: u32 = 4096;
 
 /// The request and response size of the echo server, and its bounds.
-pub const SIZE: Param = Param {
-    help: "request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)",
-    ..echo_server::SIZE
-};
+pub const SIZE: Param = echo_server::SIZE
+    .help("request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)");
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;
 

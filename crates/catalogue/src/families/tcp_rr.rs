@@ -87,19 +87,11 @@ pub const SERVER: Param = Param {
 
 /// The server workloads' placement, with tcp_rr's `spread`: with a
 /// thread per connection, every thread and client on a CPU of its own.
-pub const PLACEMENT: Param = Param {
-    help: "placement within the point's CPUs: same (server and clients share), spread (each on its own CPU), free (the scheduler decides)",
-    ..placement::SERVER_PARAM
-};
+pub const PLACEMENT: Param = placement::SERVER_PARAM.help("placement within the point's CPUs: same (server and clients share), spread (each on its own CPU), free (the scheduler decides)");
 
-pub const CLIENT: Param = Param {
-    name: "client",
-    help: "client side: epoll (one process per CPU, each multiplexing its connections, as neper) or process (one blocking process per connection, as netperf's N processes)",
-    kind: Kind::Choice(&["epoll", "process"]),
-    default: &["epoll"],
-    quick: &[],
-    positional: false,
-};
+pub const CLIENT: Param = Param::choice("client", &["epoll", "process"])
+    .measured(&["epoll"])
+    .help("client side: epoll (one process per CPU, each multiplexing its connections, as neper) or process (one blocking process per connection, as netperf's N processes)");
 
 pub const PARAMS: &[Param] = &[SIZE, SERVER, CLIENT, PLACEMENT, remote::PARAM];
 

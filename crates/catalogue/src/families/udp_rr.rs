@@ -35,7 +35,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::multiplex::{share, Flow, Multiplexed};
 use crate::support::placement::{self, Placement};
 use crate::support::server_workers::{self, worker_of, Workers};
@@ -52,14 +52,9 @@ const SERVER_RCVBUF: i32 = 4 << 20;
 /// How often the server looks at `should_stop` while idle.
 const POLL_MS: i64 = 50;
 
-pub const SIZE: Param = Param {
-    name: "size",
-    help: "request and response datagram size in bytes (netperf UDP_RR: 1; seed 003's RR: 4)",
-    kind: Kind::Size { min: 1, max: 65507 },
-    default: &["4"],
-    quick: &[],
-    positional: false,
-};
+pub const SIZE: Param = Param::size("size", 1, 65507)
+    .measured(&["4"])
+    .help("request and response datagram size in bytes (netperf UDP_RR: 1; seed 003's RR: 4)");
 
 pub const PLACEMENT: Param = placement::SERVER_PARAM;
 

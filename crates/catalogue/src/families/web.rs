@@ -50,7 +50,7 @@ use touchstone_harness::workload::{
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::multiplex::{share, Multiplexed};
 use crate::support::sockets::{self, TrialListener};
 use crate::support::sys::close;
@@ -84,48 +84,22 @@ pub const MAX_LOAD: u32 = 1024;
 pub const SET_DIR: &str = "webroot";
 pub const POST_LOG: &str = "post.log";
 
-pub const KEEPALIVE: Param = Param {
-    name: "keepalive",
-    help:
-        "on: connections carry many requests (HTTP/1.1 keep-alive); off: one connection per request",
-    kind: Kind::Choice(&["on", "off"]),
-    default: &["on"],
-    quick: &[],
-    positional: false,
-};
+pub const KEEPALIVE: Param = Param::choice("keepalive", &["on", "off"])
+    .measured(&["on"])
+    .help("on: connections carry many requests (HTTP/1.1 keep-alive); off: one connection per request");
 
-pub const LOOP: Param = Param {
-    name: "loop",
-    help: "closed: each connection sends its next request when the last completes (SPECweb99); open: requests at `rate`, latency from each one's intended send time (wrk2)",
-    kind: Kind::Choice(&["closed", "open"]),
-    default: &["closed"],
-    quick: &[],
-    positional: false,
-};
+pub const LOOP: Param = Param::choice("loop", &["closed", "open"])
+    .measured(&["closed"])
+    .help("closed: each connection sends its next request when the last completes (SPECweb99); open: requests at `rate`, latency from each one's intended send time (wrk2)");
 
-pub const RATE: Param = Param {
-    name: "rate",
-    help: "loop:open only: requests per second over all connections together",
-    kind: Kind::Int {
-        min: 1,
-        max: 10_000_000,
-    },
-    default: &["2000"],
-    quick: &[],
-    positional: false,
-};
+pub const RATE: Param = Param::int("rate", 1, 10_000_000)
+    .measured(&["2000"])
+    .help("loop:open only: requests per second over all connections together");
 
-pub const DIRS: Param = Param {
-    name: "dirs",
-    help: "directories of the file set, about 5.1 MB each (SPECweb99 scales them with connections); refused when over half the memory available",
-    kind: Kind::Int {
-        min: 1,
-        max: MAX_DIRS as u64,
-    },
-    default: &["10"],
-    quick: &["2"],
-    positional: false,
-};
+pub const DIRS: Param = Param::int("dirs", 1, MAX_DIRS as u64)
+    .measured(&["10"])
+    .quick(&["2"])
+    .help("directories of the file set, about 5.1 MB each (SPECweb99 scales them with connections); refused when over half the memory available");
 
 pub const PARAMS: &[Param] = &[KEEPALIVE, LOOP, RATE, DIRS];
 

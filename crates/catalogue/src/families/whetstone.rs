@@ -28,7 +28,7 @@ use touchstone_harness::{Benchmark, Fallible, Shape};
 use touchstone_results::Unit;
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 /// The published constants.
 const T: f64 = 0.499975;
@@ -493,14 +493,10 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param {
-        name: "module",
-        help: "all (MWIPS) or one module n1..n8 (MFLOPS for n1, n2, n6; ops/s otherwise)",
-        kind: Kind::Choice(&["all", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"]),
-        default: &["all", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"],
-        quick: &["all", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"],
-        positional: true,
-    }],
+    params: &[Param::choice("module", &["all", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"])
+        .positional()
+        .quick(&["all", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"])
+        .help("all (MWIPS) or one module n1..n8 (MFLOPS for n1, n2, n6; ops/s otherwise)")],
     ..Family::new(
         "whetstone",
         "cpu",
@@ -559,12 +555,7 @@ mod tests {
         let names: Vec<&str> = sel.cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 9, "{names:?}");
         assert!(names.contains(&"whetstone/n6"));
-        let ms = crate::testing::measure_spec(
-            "whetstone/n1",
-            &crate::testing::tiny_plan(1),
-            &RunContext::default(),
-        )
-        .unwrap();
+        let ms = crate::testing::measure_tiny("whetstone/n1").unwrap();
         assert_eq!(ms[0].extra.get("fast_math"), Some(&0.0));
         assert!(ms[0].extra.contains_key("fma"));
     }

@@ -30,21 +30,16 @@ use std::path::{Path, PathBuf};
 
 use touchstone_harness::Fallible;
 
-use crate::params::{Kind, Param};
+use crate::params::Param;
 use crate::support::placement::pin_self;
 use crate::support::sys::{self, check, close, errno, Pid};
 
 /// The spec parameter (`load` is the engine's load ladder, so this is
 /// `background`): each level is a point of its own, stored in the curve's
 /// parameters.
-pub const PARAM: Param = Param {
-    name: "background",
-    help: "load running during the measurement: none, cpu (a spinner per CPU), memory (a memcpy stream per CPU), io (an fsync writer in scratch), net (TCP ping-pong on loopback), fork (a fork-and-exit storm), mixed (all)",
-    kind: Kind::Choice(&["none", "cpu", "memory", "io", "net", "fork", "mixed"]),
-    default: &["none", "cpu", "memory", "io", "net", "fork", "mixed"],
-    quick: &["none", "cpu"],
-    positional: false,
-};
+pub const PARAM: Param = Param::choice("background", &["none", "cpu", "memory", "io", "net", "fork", "mixed"])
+    .quick(&["none", "cpu"])
+    .help("load running during the measurement: none, cpu (a spinner per CPU), memory (a memcpy stream per CPU), io (an fsync writer in scratch), net (TCP ping-pong on loopback), fork (a fork-and-exit storm), mixed (all)");
 
 /// One background load level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

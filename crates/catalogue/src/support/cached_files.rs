@@ -166,16 +166,7 @@ pub fn check_descriptors(files: u64, limit: u64) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What this process's open descriptors refer to (other tests open and
-    /// close their own meanwhile, so compare targets, not counts).
-    fn open_targets() -> Vec<String> {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-            .map(|p| p.display().to_string())
-            .collect()
-    }
+    use crate::testing::unlinked_until_closed;
 
     #[test]
     fn a_set_is_cached_unlinked_and_closed_on_drop() {
@@ -195,21 +186,8 @@ mod tests {
             assert_eq!(r, 12 << 10);
             assert!(buf[..12 << 10].iter().all(|&b| b != 0));
         }
-        let files: Vec<String> = set
-            .fds()
-            .iter()
-            .map(|fd| {
-                let t = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
-                t.display().to_string()
-            })
-            .collect();
-        assert!(files.iter().all(|f| f.ends_with("(deleted)")), "{files:?}");
-        drop(set);
-        let open = open_targets();
-        assert!(
-            files.iter().all(|f| !open.contains(f)),
-            "every descriptor is closed"
-        );
+        let fds = set.fds().to_vec();
+        unlinked_until_closed(&fds, || drop(set));
         std::fs::remove_dir(&dir).unwrap();
     }
 

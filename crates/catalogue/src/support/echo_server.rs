@@ -14,21 +14,13 @@ use touchstone_harness::{BenchError, Fallible};
 
 use super::sockets::{self, epoll_add, set_nodelay};
 use super::sys::{self, check, close};
-use crate::params::{Kind, Param};
+use crate::params::Param;
 
 /// The size of a request and of its response, as the workloads served
 /// here take it (tcp_crr words its help for itself).
-pub const SIZE: Param = Param {
-    name: "size",
-    help: "request and response size in bytes (netperf TCP_RR: 1; seed 003: 4)",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["4"],
-    quick: &[],
-    positional: false,
-};
+pub const SIZE: Param = Param::size("size", 1, 1 << 20)
+    .measured(&["4"])
+    .help("request and response size in bytes (netperf TCP_RR: 1; seed 003: 4)");
 
 /// Per-connection state: its descriptor (-1: a free slot) and the bytes of
 /// the request so far.

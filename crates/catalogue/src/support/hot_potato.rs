@@ -13,13 +13,13 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
-use super::placement::Placement;
+use super::placement::{self, Placement};
 use super::sockets::{
     accept, connect_loopback, inet_socket, recv_datagram, set_recv_timeout, tcp_listener, tcp_pair,
     udp_pair, unix_addr, unix_pair, Channel, SUN_LEN,
 };
 use super::sys::{self, check, cstring, errno, Pid};
-use crate::family::Built;
+use crate::family::{Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 
 /// One ping-pong mechanism: something the benchmark process hands to a
@@ -53,6 +53,24 @@ pub struct HotPotato<B: Baton> {
     pub baton: B,
     helper: Pid,
     place: Placement,
+}
+
+/// The parameters of a round-trip family with nothing to choose but where
+/// its two processes run.
+const PLACEMENT_ONLY: &[Param] = &[placement::PARAM];
+
+/// A round-trip family (group `comm_lat`) whose one parameter is where its
+/// two processes run: what lat_pipe, lat_fifo, lat_eventfd and the other
+/// one-baton families share.
+pub const fn family(
+    name: &'static str,
+    summary: &'static str,
+    build: fn(&Point, &RunContext) -> Result<Built, String>,
+) -> Family {
+    Family {
+        params: PLACEMENT_ONLY,
+        ..Family::new(name, "comm_lat", summary, build)
+    }
 }
 
 impl<B: Baton + 'static> HotPotato<B> {
@@ -379,17 +397,9 @@ impl Baton for ConnectBaton {
 }
 
 /// A ping-pong message size (lmbench's -m), 1 byte by default.
-pub const MSG_SIZE: Param = Param {
-    name: "size",
-    help: "message size in bytes, each way",
-    kind: Kind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: &["1"],
-    quick: &[],
-    positional: false,
-};
+pub const MSG_SIZE: Param = Param::size("size", 1, 1 << 20)
+    .measured(&["1"])
+    .help("message size in bytes, each way");
 
 /// A UDP message size: one datagram, at most 32 KB.
 pub const UDP_SIZE: Param = Param {

@@ -12,7 +12,7 @@ use super::placement::Placement;
 use super::sockets::{tcp_pair, unix_pair, Channel};
 use super::sys::{self, Pid};
 use crate::family::Built;
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 /// CPU time this process has used, in seconds.
 pub fn process_cpu_s() -> f64 {
@@ -207,17 +207,10 @@ impl OneWay {
 }
 
 /// A bandwidth message size: 64 KB by default, 1 KB to 4 MB.
-pub const BW_SIZE: Param = Param {
-    name: "size",
-    help: "bytes per write and per read",
-    kind: Kind::Size {
-        min: 1 << 10,
-        max: 4 << 20,
-    },
-    default: &["1k", "64k", "1m", "4m"],
-    quick: &["64k"],
-    positional: false,
-};
+pub const BW_SIZE: Param = Param::size("size", 1 << 10, 4 << 20)
+    .measured(&["1k", "64k", "1m", "4m"])
+    .quick(&["64k"])
+    .help("bytes per write and per read");
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@
 //! across iterations. Not subtracted: the loop's counter and branch, which
 //! run beside the chain. x86-64 only; elsewhere `kernel` finds nothing.
 
-use crate::params::{Kind, Param};
+use crate::params::Param;
 
 /// A kernel: `f(n)` runs `n` calls of `ops` operations.
 #[derive(Clone, Copy)]
@@ -289,21 +289,17 @@ pub fn x86_64_only() -> Option<String> {
 
 /// The `op` parameter of lat_ops and par_ops: a kernel by type and
 /// operation (the quick run: add, mul and div on int64 and double).
-pub const OP: Param = Param {
-    name: "op",
-    help: "type and operation",
-    kind: Kind::Choice(NAMES),
-    default: NAMES,
-    quick: &[
+pub const OP: Param = Param::choice("op", NAMES)
+    .positional()
+    .quick(&[
         "int64_add",
         "int64_mul",
         "int64_div",
         "double_add",
         "double_mul",
         "double_div",
-    ],
-    positional: true,
-};
+    ])
+    .help("type and operation");
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {

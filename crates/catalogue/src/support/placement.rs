@@ -19,7 +19,7 @@
 use touchstone_harness::{BenchError, Context, Fallible, Shape};
 
 use super::sys::{self, errno, Pid};
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -35,26 +35,17 @@ pub const SETTLE_NS: u64 = 200_000_000;
 pub const CROSS_CPU_INTERVAL_NS: u64 = 100_000_000;
 
 /// The `cpus` parameter every message-passing family takes.
-pub const PARAM: Param = Param {
-    name: "cpus",
-    help: "placement of the communicating processes: same (all on one CPU: the switch itself), spread (each on its own CPU: cross-CPU wake-up), free (the scheduler decides)",
-    kind: Kind::Choice(&["same", "spread", "free"]),
-    default: &["same", "spread"],
-    quick: &["same"],
-    positional: false,
-};
+pub const PARAM: Param = Param::choice("cpus", &["same", "spread", "free"])
+    .measured(&["same", "spread"])
+    .quick(&["same"])
+    .help("placement of the communicating processes: same (all on one CPU: the switch itself), spread (each on its own CPU: cross-CPU wake-up), free (the scheduler decides)");
 
 /// The `cpus` parameter of the workloads with a server side of worker
 /// threads (tcp_crr, udp_rr; `support::server_workers`): placement within
 /// the point's CPUs.
-pub const SERVER_PARAM: Param = Param {
-    name: "cpus",
-    help: "placement within the point's CPUs: same (each server worker beside its clients), spread (clients on other CPUs than their worker; one server thread on its own CPU), free (the scheduler decides)",
-    kind: Kind::Choice(&["same", "spread", "free"]),
-    default: &["free"],
-    quick: &[],
-    positional: false,
-};
+pub const SERVER_PARAM: Param = Param::choice("cpus", &["same", "spread", "free"])
+    .measured(&["free"])
+    .help("placement within the point's CPUs: same (each server worker beside its clients), spread (clients on other CPUs than their worker; one server thread on its own CPU), free (the scheduler decides)");
 
 impl Placement {
     pub fn parse(s: &str) -> Result<Placement, String> {

@@ -7,50 +7,25 @@
 
 use touchstone_harness::Fallible;
 
-use crate::params::{Kind, Param, Point};
+use crate::params::{Param, Point};
 use crate::support::sys::errno;
 
-pub const INTERVAL: Param = Param {
-    name: "interval",
-    help: "time between a thread's deadlines (cyclictest -i)",
-    kind: Kind::Duration {
-        min_ns: 50_000,
-        max_ns: 100_000_000,
-    },
-    default: &["1ms"],
-    quick: &[],
-    positional: false,
-};
+pub const INTERVAL: Param = Param::duration("interval", 50_000, 100_000_000)
+    .measured(&["1ms"])
+    .help("time between a thread's deadlines (cyclictest -i)");
 
-pub const DURATION: Param = Param {
-    name: "duration",
-    help: "measured time per point, at least 100 intervals (split over the trials)",
-    kind: Kind::Duration {
-        min_ns: 1_000_000,
-        max_ns: 3_600_000_000_000,
-    },
-    default: &["10s"],
-    quick: &["2s"],
-    positional: false,
-};
+pub const DURATION: Param = Param::duration("duration", 1_000_000, 3_600_000_000_000)
+    .measured(&["10s"])
+    .quick(&["2s"])
+    .help("measured time per point, at least 100 intervals (split over the trials)");
 
-pub const POLICY: Param = Param {
-    name: "policy",
-    help: "scheduling policy of the measuring (or waiting) threads: other (SCHED_OTHER) or fifo (SCHED_FIFO at `priority`; needs root, CAP_SYS_NICE or `ulimit -r`)",
-    kind: Kind::Choice(&["other", "fifo"]),
-    default: &["other"],
-    quick: &[],
-    positional: false,
-};
+pub const POLICY: Param = Param::choice("policy", &["other", "fifo"])
+    .measured(&["other"])
+    .help("scheduling policy of the measuring (or waiting) threads: other (SCHED_OTHER) or fifo (SCHED_FIFO at `priority`; needs root, CAP_SYS_NICE or `ulimit -r`)");
 
-pub const PRIORITY: Param = Param {
-    name: "priority",
-    help: "SCHED_FIFO priority, 1–99 (used with policy:fifo)",
-    kind: Kind::Int { min: 1, max: 99 },
-    default: &["80"],
-    quick: &[],
-    positional: false,
-};
+pub const PRIORITY: Param = Param::int("priority", 1, 99)
+    .measured(&["80"])
+    .help("SCHED_FIFO priority, 1–99 (used with policy:fifo)");
 
 /// A real-time scheduling request for the measuring threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,20 +13,13 @@ use std::os::fd::RawFd;
 use touchstone_harness::{BenchError, Context, Fallible};
 
 use super::sys::{self, cstring, errno};
-use crate::params::{Kind, Param};
+use crate::params::Param;
 
 /// The file size of the re-read families (bw_file_rd, bw_mmap_rd).
-pub const FILE_SIZE: Param = Param {
-    name: "size",
-    help: "file size",
-    kind: Kind::Size {
-        min: 64 << 10,
-        max: 1 << 30,
-    },
-    default: &["1m", "8m", "64m"],
-    quick: &["8m"],
-    positional: false,
-};
+pub const FILE_SIZE: Param = Param::size("size", 64 << 10, 1 << 30)
+    .measured(&["1m", "8m", "64m"])
+    .quick(&["8m"])
+    .help("file size");
 
 /// A `size`-byte file of non-zero bytes in the scratch directory, written
 /// (so its pages are in the page cache), already unlinked; its descriptor.

@@ -32,7 +32,7 @@ use touchstone_harness::{BenchError, Fallible};
 use super::placement::{client_beside_server, pin_self, Placement};
 use super::sockets;
 use super::sys::close;
-use crate::params::{Kind, Param};
+use crate::params::Param;
 
 /// How many worker threads serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,14 +44,9 @@ pub enum Workers {
 }
 
 /// The `server` parameter of udp_rr and tcp_crr (tcp_rr adds `threads`).
-pub const PARAM: Param = Param {
-    name: "server",
-    help: "server side: per-cpu (one worker thread per CPU of the point, each with its own socket and epoll) or one (a single thread serves every client)",
-    kind: Kind::Choice(&["per-cpu", "one"]),
-    default: &["per-cpu"],
-    quick: &[],
-    positional: false,
-};
+pub const PARAM: Param = Param::choice("server", &["per-cpu", "one"])
+    .measured(&["per-cpu"])
+    .help("server side: per-cpu (one worker thread per CPU of the point, each with its own socket and epoll) or one (a single thread serves every client)");
 
 /// How often the supervising thread looks at the stop flag and its workers.
 const WATCH: Duration = Duration::from_millis(10);

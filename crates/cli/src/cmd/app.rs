@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use touchstone_analysis::compare::ratio;
 use touchstone_catalogue::app::{AppCase, AppSpec};
-use touchstone_catalogue::params::{Kind, Param};
+use touchstone_catalogue::params::Param;
 use touchstone_harness::plan::MAX_REPETITIONS;
 use touchstone_report::hyperfine;
 use touchstone_results::store::Store;
@@ -181,17 +181,7 @@ fn names(given: &[String], commands: &[Vec<String>]) -> Result<Vec<Option<String
 
 fn timeout(text: Option<&str>) -> Result<Option<Duration>, CliError> {
     let Some(t) = text else { return Ok(None) };
-    let p = Param {
-        name: "--timeout",
-        help: "",
-        kind: Kind::Duration {
-            min_ns: 1_000_000,
-            max_ns: MAX_TIMEOUT_NS,
-        },
-        default: &[],
-        quick: &[],
-        positional: false,
-    };
+    let p = Param::duration("--timeout", 1_000_000, MAX_TIMEOUT_NS).help("");
     Ok(Some(Duration::from_nanos(
         p.parse(t).map_err(CliError::Usage)?.num,
     )))

@@ -1,7 +1,7 @@
 //! The parameters every I/O family has: the block size `bs` and the file
 //! size `size`, and the check that a file holds at least one block.
 
-use crate::params::{Kind, Param};
+use crate::params::Param;
 
 /// A point's block size and file size (`bs`, `size`), refused when the
 /// file is smaller than one block.
@@ -24,14 +24,10 @@ pub const fn block_param(
     default: &'static [&'static str],
     quick: &'static [&'static str],
 ) -> Param {
-    Param {
-        name: "bs",
-        help,
-        kind: Kind::Size { min: 512, max },
-        default,
-        quick,
-        positional: false,
-    }
+    Param::size("bs", 512, max)
+        .measured(default)
+        .quick(quick)
+        .help(help)
 }
 
 /// The `size` parameter of the I/O families: the bytes of one file (one
@@ -41,15 +37,8 @@ pub const fn size_param(
     default: &'static [&'static str],
     quick: &'static [&'static str],
 ) -> Param {
-    Param {
-        name: "size",
-        help,
-        kind: Kind::Size {
-            min: 512,
-            max: 1 << 40,
-        },
-        default,
-        quick,
-        positional: false,
-    }
+    Param::size("size", 512, 1 << 40)
+        .measured(default)
+        .quick(quick)
+        .help(help)
 }

@@ -36,17 +36,12 @@ use super::one_way::process_cpu_s;
 use super::sockets::{recv_datagram, set_recv_timeout};
 use super::sys::{self, errno};
 use crate::family::Built;
-use crate::params::{Kind, Param, Point, LOCAL};
+use crate::params::{Param, Point, LOCAL};
 
 /// The `remote` parameter of the communication families.
-pub const PARAM: Param = Param {
-    name: "remote",
-    help: "HOST:PORT of a `touchstone serve` on another host to measure against, or local (two processes here)",
-    kind: Kind::Address,
-    default: &[LOCAL],
-    quick: &[],
-    positional: false,
-};
+pub const PARAM: Param = Param::address("remote")
+    .measured(&[LOCAL])
+    .help("HOST:PORT of a `touchstone serve` on another host to measure against, or local (two processes here)");
 
 /// The server's address if the case is against another host.
 /// (A point made without the parameter is local.)
