@@ -21,12 +21,7 @@
 //! killed outright leaves its run `running`, which readers show as
 //! `crashed` once the process is gone (the store records its owner).
 //!
-//! Fault injection for tests: `TOUCHSTONE_FAILPOINT=NAME[@N[-M]][,…]` makes
-//! the named step fail (from its N-th call on, or from the N-th to the M-th):
-//! `store_add` (an attempt to store a measurement), `store_curve` (storing a
-//! curve of N points) and `build_case` (building a case mid-run). The
-//! integration tests use it to prove that those exits finish the stored run
-//! and that a refused result is kept and stored later; nothing else sets it.
+//! Fault injection for tests: `failpoint` (session/failpoint.rs).
 
 use std::path::PathBuf;
 
@@ -130,25 +125,6 @@ pub fn new_run_id() -> String {
         b = t.to_le_bytes();
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// Whether the test-only failpoint `name` fires at its `call`-th use (1-based).
-pub fn failpoint(name: &str, call: usize) -> bool {
-    let Some(spec) = std::env::var_os("TOUCHSTONE_FAILPOINT") else {
-        return false;
-    };
-    spec.to_string_lossy()
-        .split(',')
-        .any(|f| match f.split_once('@') {
-            Some((n, range)) if n == name => {
-                let (from, to) = range.split_once('-').unwrap_or((range, ""));
-                let from = from.parse::<usize>().unwrap_or(usize::MAX);
-                let to = to.parse::<usize>().unwrap_or(usize::MAX);
-                (from..=to).contains(&call)
-            }
-            Some(_) => false,
-            None => f == name,
-        })
 }
 
 /// Most failed cases named one by one in a run's stored reason.
@@ -796,6 +772,9 @@ impl Drop for Session {
     }
 }
 
+mod failpoint;
 mod point_sink;
+
+pub use failpoint::failpoint;
 #[cfg(test)]
 mod tests;
