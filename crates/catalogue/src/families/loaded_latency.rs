@@ -80,6 +80,14 @@ const QUICK_LOADS: [u32; 3] = [1, 6, LEVELS];
 /// of its count: 4 KiB, so the count's error is a few µs of traffic and the
 /// shared line is touched once per 64 accesses.
 const CHUNK_LINES: u64 = 64;
+/// The same at no delay: 256 KiB, about 6 µs of reading at 40 GB/s. A
+/// 4 KiB chunk is about 100 ns there, and the call around it (its set-up,
+/// the fold of the vector sum, the count's store) cost the bandwidth end
+/// 6-7 %: in C, line_mix's loop in 4 KiB calls read 40.6 GB/s against
+/// 43.5 for bw_mem's loop, interleaved on one CPU, and loaded_latency's
+/// last level 6.4 % below bw_mix's one stream (the same loop in whole
+/// passes) on the same CPU (quiet sitting, 27 Nov 04:49).
+const NO_DELAY_CHUNK_LINES: u64 = 4096;
 /// The control word's value that holds the generators idle.
 const PAUSED: u64 = u64::MAX;
 
@@ -407,8 +415,8 @@ fn spins_per_ns() -> f64 {
 
 /// A generator, in its own pinned process: map and touch its buffer,
 /// calibrate its delay, say it is ready, then forever: a chunk of 64
-/// accesses to consecutive lines in the mix's pattern, each followed by the
-/// delay, then publish the lines moved. The accesses are
+/// accesses (4096 at no delay) to consecutive lines in the mix's pattern,
+/// each followed by the delay, then publish the lines moved. The accesses are
 /// `support::line_mix`'s stream (bw_mix's too: its figures are the
 /// bandwidth end of these curves with every CPU streaming). The strides:
 /// the generators step one 64-byte line at a time in address order, every
@@ -439,8 +447,13 @@ fn generate(control: &Control, me: usize, pattern: &'static [Access], size: usiz
             spins = (delay as f64 * per_ns).round() as u64;
             last_delay = delay;
         }
-        stream.run(CHUNK_LINES, spins);
-        moved += CHUNK_LINES;
+        let chunk = if spins == 0 {
+            NO_DELAY_CHUNK_LINES
+        } else {
+            CHUNK_LINES
+        };
+        stream.run(chunk, spins);
+        moved += chunk;
         control.lines(me).store(moved, Ordering::Relaxed);
     }
 }
