@@ -20,7 +20,9 @@ use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Kind, Param, Point};
-use crate::support::line_mix::{iterate_streams, pattern, Access, Streams, LINE, MIXES};
+use crate::support::line_mix::{
+    beyond_llc_size, iterate_streams, pattern, Access, Streams, LINE, MIXES,
+};
 use crate::support::memory::check_memory;
 use crate::support::placement::usable_cpus;
 
@@ -43,17 +45,9 @@ pub const PARAMS: &[Param] = &[
         quick: &["all"],
         positional: false,
     },
-    Param {
-        name: "size",
-        help: "each stream's buffer: well beyond the last-level cache (STREAM's rule: four times it)",
-        kind: Kind::Size {
-            min: 1 << 20,
-            max: 64 << 30,
-        },
-        default: &["256m"],
-        quick: &["128m"],
-        positional: false,
-    },
+    beyond_llc_size(
+        "each stream's buffer: well beyond the last-level cache (STREAM's rule: four times it)",
+    ),
 ];
 
 pub struct BwMix {

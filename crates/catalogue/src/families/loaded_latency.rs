@@ -53,7 +53,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::background_load::Running;
-use crate::support::line_mix::{pattern, spin, Access, Stream, LINE, MIXES};
+use crate::support::line_mix::{beyond_llc_size, pattern, spin, Access, Stream, LINE, MIXES};
 use crate::support::memory::{check_memory, Buf, Order, Pages};
 use crate::support::placement::pin_self;
 use crate::support::pointer_chase::{chain, chase, CHAIN_SEED, CHASE_LOADS};
@@ -115,17 +115,9 @@ pub const MIX: Param = Param {
     positional: false,
 };
 
-pub const SIZE: Param = Param {
-    name: "size",
-    help: "the chase's working set, and each generator's buffer: well beyond the last-level cache (lat_mem_rd's largest size, so the idle ends compare)",
-    kind: Kind::Size {
-        min: 1 << 20,
-        max: 64 << 30,
-    },
-    default: &["256m"],
-    quick: &["128m"],
-    positional: false,
-};
+pub const SIZE: Param = beyond_llc_size(
+    "the chase's working set, and each generator's buffer: well beyond the last-level cache (lat_mem_rd's largest size, so the idle ends compare)",
+);
 
 pub const PARAMS: &[Param] = &[MIX, SIZE];
 

@@ -17,8 +17,8 @@ use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use crate::family::{Built, Family, Parallel, RunContext};
-use crate::params::{Kind, Param, Point};
-use crate::support::line_mix::{iterate_streams, pattern, Streams, LINE};
+use crate::params::{Param, Point};
+use crate::support::line_mix::{beyond_llc_size, iterate_streams, pattern, Streams, LINE};
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
 use crate::support::numa::Topology;
 use crate::support::placement::pin_self;
@@ -26,45 +26,22 @@ use crate::support::pointer_chase::{chase, CHAIN_SEED, CHASE_LOADS};
 
 pub const NAME: &str = "numa_matrix";
 
-const NODE: Kind = Kind::Int { min: 0, max: 1023 };
+/// A NUMA node number, nodes 0 and 1 measured (the matrix's corner).
+const fn node(name: &'static str, help: &'static str) -> Param {
+    Param::int(name, 0, 1023)
+        .measured(&["0", "1"])
+        .quick(&["0", "1"])
+        .help(help)
+}
 
 pub const PARAMS: &[Param] = &[
-    Param {
-        name: "op",
-        help:
-            "lat (a random chase, ns per load) or bw (a read stream on every CPU of the node, MB/s)",
-        kind: Kind::Choice(&["lat", "bw"]),
-        default: &["lat", "bw"],
-        quick: &["lat"],
-        positional: true,
-    },
-    Param {
-        name: "cpu_node",
-        help: "the node whose CPUs run the threads",
-        kind: NODE,
-        default: &["0", "1"],
-        quick: &["0", "1"],
-        positional: false,
-    },
-    Param {
-        name: "mem_node",
-        help: "the node the memory is bound to (mbind)",
-        kind: NODE,
-        default: &["0", "1"],
-        quick: &["0", "1"],
-        positional: false,
-    },
-    Param {
-        name: "size",
-        help: "the chain, and each stream's buffer: well beyond the last-level cache",
-        kind: Kind::Size {
-            min: 1 << 20,
-            max: 64 << 30,
-        },
-        default: &["256m"],
-        quick: &["128m"],
-        positional: false,
-    },
+    Param::choice("op", &["lat", "bw"])
+        .quick(&["lat"])
+        .positional()
+        .help("lat (a random chase, ns per load) or bw (a read stream on every CPU of the node, MB/s)"),
+    node("cpu_node", "the node whose CPUs run the threads"),
+    node("mem_node", "the node the memory is bound to (mbind)"),
+    beyond_llc_size("the chain, and each stream's buffer: well beyond the last-level cache"),
 ];
 
 /// Why the family cannot run on `topology`: fewer than two nodes, or no

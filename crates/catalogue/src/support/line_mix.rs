@@ -33,6 +33,7 @@ use std::thread::JoinHandle;
 
 use touchstone_harness::{BenchError, Fallible};
 
+use crate::params::Param;
 use crate::support::memory::{Buf, Pages};
 use crate::support::placement::pin_self;
 
@@ -66,6 +67,17 @@ pub fn pattern(mix: &str) -> Result<&'static [Access], String> {
         "ntwr" => return Err("mix:ntwr needs x86-64 non-temporal stores".into()),
         m => return Err(format!("unknown mix '{m}'")),
     })
+}
+
+/// The `size` of the buffers streamed (and the chain chased) beyond the
+/// last-level cache by bw_mix, loaded_latency and numa_matrix: 1 MiB to
+/// 64 GiB, 256 MiB measured and 128 MiB in quick mode — lat_mem_rd's
+/// largest size, so their idle and peak ends compare with it.
+pub const fn beyond_llc_size(help: &'static str) -> Param {
+    Param::size("size", 1 << 20, 64 << 30)
+        .measured(&["256m"])
+        .quick(&["128m"])
+        .help(help)
 }
 
 /// The delay loop: `spins` increments of a counter that goes through
