@@ -222,14 +222,6 @@ pub struct LoadedLatency {
 }
 
 impl LoadedLatency {
-    /// The generator processes running (tests: they must be gone after).
-    #[cfg(test)]
-    fn generator_pids(&self) -> Vec<libc::pid_t> {
-        self.generators
-            .as_ref()
-            .map_or(Vec::new(), |g| g._running.pids().to_vec())
-    }
-
     /// Start a generator on each of `cpus` (none on a one-CPU point) and
     /// wait until each has touched its buffer and calibrated its delay.
     fn start_generators(&mut self, cpus: &[usize]) -> Fallible {
@@ -344,6 +336,13 @@ impl Workload for LoadedLatency {
 
     fn traffic_ops(&self) -> Option<u64> {
         Some(self.control.as_ref().map_or(0, Control::total_lines))
+    }
+    /// The generator processes running: what makes the throughput, so
+    /// what touchstone's check on itself reads (they must be gone after).
+    fn traffic_pids(&self) -> Vec<libc::pid_t> {
+        self.generators
+            .as_ref()
+            .map_or(Vec::new(), |g| g._running.pids().to_vec())
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {

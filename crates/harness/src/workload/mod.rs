@@ -261,6 +261,15 @@ pub trait Workload: Sync {
     fn traffic_ops(&self) -> Option<u64> {
         None
     }
+    /// The processes beside the clients that make the traffic
+    /// `traffic_ops` counts (loaded_latency's generators). The supervisor
+    /// reads their threads at the window's edges too, for touchstone's
+    /// check on itself: with traffic counted the clients are probes, and
+    /// these are the threads that could bound the figure. Empty (the
+    /// default) where the clients make the throughput.
+    fn traffic_pids(&self) -> Vec<libc::pid_t> {
+        Vec::new()
+    }
     /// The server side, in its own forked process (it may start threads).
     /// Call `link.ready()` once clients can be served; return when
     /// `link.should_stop()` or when every client has gone.

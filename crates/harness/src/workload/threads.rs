@@ -55,11 +55,17 @@ pub fn thread_times(pid: libc::pid_t) -> Vec<ThreadTime> {
 }
 
 /// One process of the trial at one edge of the window: what it is
-/// ("server", "client 3", "client threads") and its threads.
+/// ("server", "client 3", "client threads", "generator 2") and its threads.
 #[derive(Debug, Clone)]
 pub struct ProcessThreads {
     pub role: String,
     pub threads: Vec<ThreadTime>,
+    /// A probe: a client whose operations are not the throughput (the
+    /// throughput is traffic beside it, `Workload::traffic_ops`), so it
+    /// runs flat out by design and cannot be what bounds the figure —
+    /// loaded_latency's pointer chase. Its time still counts in what
+    /// touchstone's threads used.
+    pub probe: bool,
 }
 
 /// The name of thread `rank` (by thread id) of a process with `count`
@@ -101,7 +107,7 @@ pub fn check(
             ran += r;
             wanted += w;
             threads += 1;
-            if busiest.as_ref().is_none_or(|b| w > b.2) {
+            if !p.probe && busiest.as_ref().is_none_or(|b| w > b.2) {
                 busiest = Some((thread_name(&p.role, rank, p.threads.len()), r, w));
             }
         }
@@ -139,10 +145,12 @@ mod tests {
             ProcessThreads {
                 role: "server".into(),
                 threads: server,
+                probe: false,
             },
             ProcessThreads {
                 role: "client 0".into(),
                 threads: client,
+                probe: false,
             },
         ]
     }
@@ -203,5 +211,34 @@ mod tests {
         let own = mine.iter().find(|t| t.tid == unsafe { libc::gettid() });
         assert!(own.is_some_and(|t| t.ran_ns > 0));
         assert!(thread_times(-1).is_empty());
+    }
+
+    /// loaded_latency at 16 CPUs: the chase (a probe: the throughput is
+    /// its generators' traffic) flat out while the generators idle is no
+    /// touchstone limit; the same thread as a client making the
+    /// throughput is one.
+    #[test]
+    fn a_probe_running_flat_out_bounds_nothing() {
+        let before = |probe| {
+            vec![ProcessThreads {
+                role: "client 0".into(),
+                threads: vec![t(1, 0, 0)],
+                probe,
+            }]
+        };
+        let after = |probe| {
+            vec![ProcessThreads {
+                role: "client 0".into(),
+                threads: vec![t(1, 1000, 0)],
+                probe,
+            }]
+        };
+        let split = CpuSplit::default();
+        let client = check(&before(false), &after(false), 1_000_000_000, 16, &split).unwrap();
+        assert!(client.bound, "{client:?}");
+        assert_eq!(
+            check(&before(true), &after(true), 1_000_000_000, 16, &split),
+            None
+        );
     }
 }

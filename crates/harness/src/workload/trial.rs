@@ -718,7 +718,18 @@ impl Supervisor<'_> {
                         Role::Threads => "client process".to_string(),
                     },
                     threads: threads::thread_times(p.pid),
+                    probe: p.role != Role::Server && w.traffic_ops().is_some(),
                 })
+                .chain(
+                    w.traffic_pids()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, pid)| ProcessThreads {
+                            role: format!("generator {i}"),
+                            threads: threads::thread_times(pid),
+                            probe: false,
+                        }),
+                )
                 .collect(),
             traffic: w.traffic_ops(),
             // Read by the supervisor, which runs no workload code: the
