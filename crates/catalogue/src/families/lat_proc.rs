@@ -233,6 +233,9 @@ pub const FAMILY: Family = Family {
             .help("fork: fork+exit+wait; exec: +execve /bin/true (dynamic); exec_static: +execve of a tiny static program; shell: +/bin/sh -c /bin/true"),
         Param::size("mem", 0, 4 << 30)
             .measured(&["0", "1m", "100m"])
+            // 100 MiB touched afresh in each of quick's three rounds cost
+            // 0.7 s of its budget; the default suite keeps it.
+            .quick(&["0", "1m"])
             .help("private memory the parent has touched before forking"),
         Param::size("env", 0, 1 << 20)
             .measured(&["0"])
