@@ -43,10 +43,11 @@ pub struct Level {
     /// The plateau's points' latencies (read from the curve's lower
     /// envelope, see `detect_levels`).
     pub points: Vec<f64>,
-    /// The largest size of the transition after the plateau whose latency
-    /// is still below the geometric midpoint between this plateau and the
-    /// next: the level's detected capacity. `None` for the last plateau
-    /// (memory).
+    /// Where the transition after the plateau crosses the geometric
+    /// midpoint between this plateau and the next (`halfway_size`): the
+    /// largest size still below it for a sharp step, the nearest size to
+    /// the crossing for a gradual one. The level's detected capacity.
+    /// `None` for the last plateau (memory).
     pub size: Option<u64>,
     /// The largest size (of the plateau or the transition after it) whose
     /// latency has not yet gone `ONSET_FRACTION` of the way (on a log
@@ -151,12 +152,11 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
     }
     for (k, &(a, b)) in transitions.iter().enumerate() {
         let mid = (levels[k].latency_ns * levels[k + 1].latency_ns).sqrt();
-        let size = pts[a..=b]
+        let below = pts[a..=b]
             .iter()
-            .rev()
-            .find(|p| p.1 < mid)
-            .map_or(pts[a].0, |p| p.0);
-        levels[k].size = Some(size);
+            .rposition(|p| p.1 < mid)
+            .map_or(a, |i| a + i);
+        levels[k].size = Some(halfway_size(&pts, a, b, below, mid));
         // The envelope does not fall, so the sizes still near the plateau
         // come first.
         let (low, high) = (levels[k].latency_ns, levels[k + 1].latency_ns);
@@ -169,6 +169,33 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
             .map(|p| p.0);
     }
     levels
+}
+
+/// Where a transition (`pts[a..=b]`) is half done, `below` the last of its
+/// sizes under the geometric midpoint `mid` between the plateaus. A sharp
+/// step (the rise within one interval of the grid) is placed at `below`,
+/// the largest size that still fits: the grid cannot say where inside the
+/// interval the capacity lies, and the midpoint sits near the middle of
+/// it, where rounding would flip with the noise. A gradual rise (over two
+/// intervals or more: conflicts in a physically indexed cache, TLB misses
+/// growing with the working set) crosses the midpoint at a place the
+/// noise moves only a little, but "the last size below" rounds it down,
+/// so a crossing just past a grid size (the guest's L2 halfway at
+/// 1-1.06 MiB) gave that size in one run and the one before in the next
+/// (768 KiB or 1 MiB): there the crossing, interpolated on a log-log
+/// scale, is placed at the nearest size measured (where the sizes around
+/// it are at most a doubling apart, as `resolved` asks).
+fn halfway_size(pts: &[(u64, f64)], a: usize, b: usize, below: usize, mid: f64) -> u64 {
+    if b < a + 2 || below >= b || pts[below].1 >= mid || pts[below + 1].0 > 2 * pts[below].0 {
+        return pts[below].0;
+    }
+    let (lo, hi) = (pts[below], pts[below + 1]);
+    let done = (mid / lo.1).ln() / (hi.1 / lo.1).ln();
+    if done > 0.5 {
+        hi.0
+    } else {
+        lo.0
+    }
 }
 
 /// One point of a measured sweep: the working set (or page count), every
