@@ -74,16 +74,26 @@ pub const STEEP_PER_DOUBLING: f64 = 0.584_962_500_721_156_2; // log2(1.5)
 /// tenth of the way lies within about 5 % past E.
 pub const ONSET_FRACTION: f64 = 0.1;
 
-/// How far (a factor of the size) a plateau must hold between two
-/// transitions to be a level: a doubling. Real levels lie 8x or more
-/// apart (L1d 32-64 KiB, L2 0.5-2 MiB, L3 8 MiB and up; TLBs of 64-96 and
-/// 1-3 K entries). On the guest the L2's rise (384 KiB to 1.5 MiB: L1 TLB
-/// misses, then L2 conflicts) has a shoulder at 768-896 KiB that some
-/// rounds read as a plateau, cutting it into steps at 640 KiB and
-/// 1.25 MiB, so the rounds disagreed and the default suite's L2 was not
-/// detected in three runs of five; read as one transition it is 1 MiB in
-/// every stored run.
+/// How far (a factor of the size) a plateau must hold after a small
+/// transition (one that rises by less than `SHOULDER_RISE`) to be a level:
+/// a doubling; a narrower one is a shoulder of the rise, and the two
+/// transitions are one. Real levels lie 8x or more apart (L1d 32-64 KiB,
+/// L2 0.5-2 MiB, L3 8 MiB and up; TLBs of 64-96 and 1-3 K entries). On the
+/// guest the L2's rise (384 KiB to 1.5 MiB: L1 TLB misses, then L2
+/// conflicts) has a shoulder at 768-896 KiB that some rounds read as a
+/// plateau, cutting it into steps at 640-768 KiB and 1.25-1.5 MiB, so the
+/// rounds disagreed and the default suite's L2 was not detected in three
+/// runs of five; read as one transition it is 1 MiB in every stored run.
+/// A large rise followed by a short plateau is left alone: when a busy
+/// host leaves the guest 2-4 MiB of L3, the L2's step (3.2 to 10 ns) is
+/// followed by a short L3 plateau, and merged with the fall to memory the
+/// L2 would be placed at 2-3 MiB.
 pub const MIN_PLATEAU: u64 = 2;
+
+/// The rise below which a transition followed by a plateau narrower than
+/// `MIN_PLATEAU` is a shoulder: half again (the guest's shoulder comes
+/// 1.3-1.45x above the L2 plateau; a level's own step is 2x and more).
+pub const SHOULDER_RISE: f64 = 1.5;
 
 /// The curve's lower envelope from the right: each point's latency is at
 /// most the latency of any larger size. A random chain over a larger
@@ -141,9 +151,14 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
         }
         if pts[j].1 > pts[i].1 * (1.0 + rise) {
             match transitions.last_mut() {
-                // Less than a doubling of sizes after the last transition:
+                // Less than a doubling of sizes after a small transition:
                 // a shoulder of it, not a plateau (see `MIN_PLATEAU`).
-                Some(last) if pts[i].0 < MIN_PLATEAU * pts[last.1].0 => last.1 = j,
+                Some(last)
+                    if pts[i].0 < MIN_PLATEAU * pts[last.1].0
+                        && pts[last.1].1 < SHOULDER_RISE * pts[last.0].1 =>
+                {
+                    last.1 = j
+                }
                 _ => transitions.push((i, j)),
             }
         }
