@@ -415,3 +415,43 @@ fn a_gradual_step_is_placed_alike_when_its_halfway_point_sits_at_a_grid_size() {
         assert_eq!(l[1].size, Some(1 << 20), "{l:?}");
     }
 }
+
+/// A busy host leaves the guest 2-3 MiB of L3: the L2's full step (3.2 to
+/// 10 ns) is followed by a plateau narrower than a doubling, then memory.
+/// That plateau comes after a large rise, not a shoulder: merged with the
+/// fall to memory, the L2 would be placed at 2.5 MiB; it stays at 1 MiB.
+#[test]
+fn a_short_plateau_after_a_full_step_is_no_shoulder() {
+    let k = |s: u64| s << 10;
+    let c: Vec<(u64, f64)> = synthetic(&[], 0.0)
+        .into_iter()
+        .map(|(s, _)| {
+            let rise: &[(u64, f64)] = &[
+                (k(640), 3.8),
+                (k(768), 4.4),
+                (k(896), 5.2),
+                (k(1024), 6.0),
+                (k(1280), 7.8),
+                (k(1536), 9.0),
+                (k(1792), 9.6),
+                (k(2048), 10.0),
+                (k(2560), 10.2),
+            ];
+            let ns = if s <= k(48) {
+                1.0
+            } else if s <= k(512) {
+                3.2
+            } else if let Some(&(_, ns)) = rise.iter().find(|r| r.0 == s) {
+                ns
+            } else {
+                150.0
+            };
+            (s, ns)
+        })
+        .collect();
+    let sizes: Vec<Option<u64>> = detect_levels(&c, 0.25).iter().map(|l| l.size).collect();
+    assert_eq!(
+        sizes,
+        [Some(48 << 10), Some(1 << 20), Some(2560 << 10), None]
+    );
+}
