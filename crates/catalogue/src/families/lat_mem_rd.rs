@@ -166,8 +166,8 @@ fn memory_from(os: &[touchstone_results::host::Cache]) -> u64 {
 ///   level the OS reports nearest to it (`name_steps`), so a level missed
 ///   in one run does not rename the next; levels are named only when the
 ///   sweep starts inside L1. A step at no more than half the size the OS reports
-///   for its level is that cache's share left to this process, not a
-///   level (`SHARE`). A step that fails is "not detected" (a warning
+///   for its level (in any of its rounds) is that cache's share left to
+///   this process, not a level (`SHARE`). A step that fails is "not detected" (a warning
 ///   says which and why), and its plateau merges with the next. A level the
 ///   OS reports that no confirmed step stands for is stored as such: the
 ///   measurement is `invalid`, "not detected" with the reason, never a
@@ -247,15 +247,26 @@ pub fn derive_from(
     // A step at no more than half the size the OS reports for its level is not
     // that level's capacity but the share of it this process was left (a
     // guest's shared L3 at 4-12 MiB of 32 MiB, other tenants taking the
-    // rest), which moves from one run to the next: no figure.
+    // rest), which moves from one run to the next: no figure. So is one
+    // that any of its rounds (a fresh process) places there: the share
+    // moves between processes, and a run whose median round lands at
+    // 24 MiB would otherwise print the figure the next run calls a share.
     for (i, step) in found.iter().enumerate() {
         let Some(lv) = names[i] else { continue };
         let Some(&(_, os_size)) = reported.iter().find(|(l, _)| *l == lv) else {
             continue;
         };
-        if why[i].is_none() && step.size.saturating_mul(SHARE) <= os_size {
+        let smallest = step
+            .rounds_span
+            .map_or(step.size, |(low, _)| low.min(step.size));
+        if why[i].is_none() && smallest.saturating_mul(SHARE) <= os_size {
+            let round = if smallest < step.size {
+                format!("a round places it at {}, ", bytes_text(smallest))
+            } else {
+                String::new()
+            };
             why[i] = Some(format!(
-                "at most 1/{SHARE} of the {} the OS reports for L{lv}: the share of the \
+                "{round}at most 1/{SHARE} of the {} the OS reports for L{lv}: the share of the \
                  cache this process was left (a guest's shared cache), which moves between runs, \
                  not its capacity",
                 bytes_text(os_size)

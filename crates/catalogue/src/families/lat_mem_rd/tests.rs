@@ -319,6 +319,51 @@ fn a_shared_caches_share_is_no_level() {
     assert!(d[2].invalid.is_none(), "{d:?}");
 }
 
+/// The guest's L3 share moves between fresh processes too: a run whose
+/// rounds end it at 16, 24 and 24 MiB has its median at 24 MiB, 3/4 of
+/// the reported 32 MiB, where the next run's rounds (16, 16, 24) say a
+/// share. A step that any round places at no more than half the OS's
+/// size is a share in every run, with the round's place in the reason.
+#[test]
+fn a_share_in_any_round_is_no_level() {
+    let grid = quick_grid();
+    let lat = |l3_ends: u64| {
+        move |s: u64| {
+            if s <= 48 << 10 {
+                1.0
+            } else if s <= 1 << 20 {
+                3.5
+            } else if s <= l3_ends {
+                12.0
+            } else {
+                150.0
+            }
+        }
+    };
+    for ends in [[16u64, 24, 24], [16, 16, 24]] {
+        let rounds: Vec<Vec<SweepPoint>> =
+            ends.iter().map(|&e| clean(&grid, lat(e << 20))).collect();
+        let points: Vec<SweepPoint> = (0..grid.len())
+            .map(|i| {
+                let minima: Vec<f64> = rounds.iter().map(|r| r[i].headline).collect();
+                SweepPoint {
+                    size: grid[i],
+                    samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
+                    rounds: (0..3u32).flat_map(|r| [r; 5]).collect(),
+                    headline: median(&minima),
+                }
+            })
+            .collect();
+        let d = derive_from(&[("rand", points)], &os(), median);
+        assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
+        let why = d[2].invalid.as_deref().expect("the L3 share is no figure");
+        assert!(
+            why.contains("at most 1/2 of the 32 MiB the OS reports for L3"),
+            "{why}"
+        );
+    }
+}
+
 #[test]
 fn stride_larger_than_set_is_refused() {
     let sel = crate::select(

@@ -83,42 +83,119 @@ fn a_step_the_rounds_place_apart_is_not_confirmed() {
         .all(|s| s.rounds_agreeing.is_none() && s.unconfirmed("").is_none()));
 }
 
-/// A step between two grid sizes (an L2 of 1 MiB whose halfway
-/// crossing lies at 896 KiB in some fresh processes and at 1 MiB in
-/// others): the headline follows the middle round, so the pooled
-/// curve placed it at 1 MiB in one run and 896 KiB in the next (the
-/// quick runs' L2 at 768 KiB or 1 MiB). Placed where every round still
-/// holds it, it is 896 KiB in both, the step below the size past the
-/// largest round's place.
+/// Rounds that each give the step a place of their own, the headline
+/// the median of the rounds' minima; `curves[r]` is round `r`'s curve.
+fn from_rounds(curves: &[Vec<(u64, f64)>]) -> Vec<SweepPoint> {
+    (0..curves[0].len())
+        .map(|i| {
+            let minima: Vec<f64> = curves.iter().map(|c| c[i].1).collect();
+            SweepPoint {
+                size: curves[0][i].0,
+                samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
+                rounds: (0..curves.len() as u32).flat_map(|r| [r; 5]).collect(),
+                headline: median(&minima),
+            }
+        })
+        .collect()
+}
+
+/// A step that one round of three (a fresh process slowed at the last
+/// size that fits: interference only adds time) places a grid step
+/// lower than the others. The smallest of the rounds' places, as before,
+/// moved the step to 896 KiB in the run with such a round and left it at
+/// 1 MiB in the next; the median of the rounds' places is 1 MiB in both.
 #[test]
-fn a_step_the_rounds_place_on_two_sizes_is_placed_alike_in_every_run() {
+fn one_odd_round_does_not_move_the_step() {
     let l1 = (48u64 << 10, 1.0);
-    let (low, high) = ((896u64 << 10, 3.5), (1u64 << 20, 3.5));
+    let (odd, usual) = ((896u64 << 10, 3.5), (1u64 << 20, 3.5));
     let l3 = (8u64 << 20, 12.0);
     let runs = [
-        in_rounds([&[l1, low, l3], &[l1, high, l3], &[l1, high, l3]], 150.0),
-        in_rounds([&[l1, low, l3], &[l1, low, l3], &[l1, high, l3]], 150.0),
+        in_rounds([&[l1, usual, l3], &[l1, odd, l3], &[l1, usual, l3]], 150.0),
+        in_rounds(
+            [&[l1, usual, l3], &[l1, usual, l3], &[l1, usual, l3]],
+            150.0,
+        ),
     ];
-    let pooled: Vec<Option<u64>> = runs
+    let smallest: Vec<u64> = runs
         .iter()
         .map(|run| {
-            let headline: Vec<(u64, f64)> = run.iter().map(|p| (p.size, p.headline)).collect();
-            detect_levels(&headline, 0.25)[1].size
+            let s = &steps(run, None, 0.25, min_of, Place::Midpoint)[1];
+            s.rounds_span.unwrap().0
         })
         .collect();
     assert_eq!(
-        pooled,
-        [Some(1 << 20), Some(896 << 10)],
-        "the headline flips"
+        smallest,
+        [896 << 10, 1 << 20],
+        "the smallest round's place flips"
     );
     for run in &runs {
         let found = steps(run, None, 0.25, min_of, Place::Midpoint);
         assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(found[1].size, 896 << 10, "{:?}", found[1]);
+        assert_eq!(found[1].size, 1 << 20, "{:?}", found[1]);
         assert_eq!(found[1].next, Some(1280 << 10), "{:?}", found[1]);
         assert_eq!(found[1].unconfirmed(""), None, "{:?}", found[1]);
         assert_eq!(found[0].size, 48 << 10);
     }
+}
+
+/// The guest's L2 in the default suite: the rise from 512 KiB to 2 MiB
+/// (L1 TLB misses, then L2 conflicts) is smooth in most rounds and has a
+/// shoulder at 768-896 KiB in others. Read as a plateau, the shoulder cut
+/// those rounds' rise into steps at 512 KiB and 1.5 MiB, neither within
+/// one grid step of the others' 1 MiB, so the L2 was "not detected: 3 of
+/// its 5 rounds" in three default runs of five. A plateau narrower than a
+/// doubling is a shoulder of one transition: every round then places the
+/// step at 1 MiB.
+#[test]
+fn a_shoulder_narrower_than_a_doubling_is_no_plateau() {
+    let k = |s: u64| s << 10;
+    let round = |shoulder: bool| -> Vec<(u64, f64)> {
+        synthetic(&[], 0.0)
+            .into_iter()
+            .map(|(s, _)| {
+                let rise: &[(u64, f64, f64)] = &[
+                    (k(640), 3.8, 4.2),
+                    (k(768), 4.4, 4.6),
+                    (k(896), 5.2, 4.7),
+                    (k(1024), 6.0, 5.2),
+                    (k(1280), 7.8, 6.2),
+                    (k(1536), 9.0, 7.2),
+                    (k(1792), 9.6, 9.6),
+                ];
+                let ns = if s <= k(48) {
+                    1.0
+                } else if s <= k(512) {
+                    3.2
+                } else if let Some(&(_, smooth, shouldered)) = rise.iter().find(|r| r.0 == s) {
+                    if shoulder {
+                        shouldered
+                    } else {
+                        smooth
+                    }
+                } else if s <= 8 << 20 {
+                    10.0
+                } else {
+                    150.0
+                };
+                (s, ns)
+            })
+            .collect()
+    };
+    let run = from_rounds(&[
+        round(false),
+        round(true),
+        round(false),
+        round(true),
+        round(false),
+    ]);
+    let cut = detect_levels(&round(true), 0.25);
+    let sizes: Vec<Option<u64>> = cut.iter().map(|l| l.size).collect();
+    assert_eq!(sizes, [Some(48 << 10), Some(1 << 20), Some(8 << 20), None]);
+    let found = steps(&run, None, 0.25, median, Place::Midpoint);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!(found[1].size, 1 << 20, "{:?}", found[1]);
+    assert_eq!(found[1].rounds_agreeing, Some((5, 5)), "{:?}", found[1]);
+    assert_eq!(found[1].unconfirmed(""), None, "{:?}", found[1]);
 }
 
 fn synthetic(levels: &[(u64, f64)], mem: f64) -> Vec<(u64, f64)> {
@@ -161,9 +238,11 @@ fn gradual_transitions_and_noise() {
     for (i, p) in c.iter_mut().enumerate() {
         p.1 *= 1.0 + 0.03 * ((i as f64 * 1.7).sin());
     }
-    // A soft ramp between L2 and memory.
+    // A level between L2 and memory, over a doubling and more (a
+    // narrower one is a shoulder of one transition: see
+    // `a_shoulder_narrower_than_a_doubling_is_no_plateau`).
     for p in c.iter_mut() {
-        if p.0 > 512 << 10 && p.0 <= 1 << 20 {
+        if p.0 > 512 << 10 && p.0 <= 2 << 20 {
             p.1 = 15.0;
         }
     }
@@ -189,7 +268,9 @@ fn a_single_spike_is_not_a_level() {
 /// old rule) the slow transition and the slope cut into extra levels —
 /// the phantom L3 at 1 MiB and L4 at 7 MiB of issue 32's full runs; read
 /// per doubling there are three steps, each where the curve crosses
-/// halfway between its plateaus.
+/// halfway between its plateaus (the gradual L2 one rounded to the
+/// nearest size measured: the crossing lies a little past 896 KiB,
+/// nearer 1 MiB).
 #[test]
 fn a_dense_grid_does_not_cut_slow_transitions_into_levels() {
     let lat = |s: u64| -> f64 {
@@ -216,10 +297,7 @@ fn a_dense_grid_does_not_cut_slow_transitions_into_levels() {
     assert!(old.len() > 3, "the old reading: {old:?}");
     let l = detect_levels(&c, 0.25);
     let sizes: Vec<Option<u64>> = l.iter().map(|l| l.size).collect();
-    assert_eq!(
-        sizes,
-        [Some(48 << 10), Some(896 << 10), Some(8 << 20), None]
-    );
+    assert_eq!(sizes, [Some(48 << 10), Some(1 << 20), Some(8 << 20), None]);
     assert!((l[1].latency_ns - 3.4).abs() < 1e-9);
     assert!(l[2].latency_ns > 9.4 && l[2].latency_ns < 12.0, "{l:?}");
 }
@@ -276,4 +354,104 @@ fn steps_are_named_after_the_nearest_reported_level() {
     );
     // Nothing reported: in order.
     assert_eq!(name_steps(&[5, 50, 500], &[]), [Some(1), Some(2), Some(3)]);
+}
+
+/// The guest's L2 on the quick grid, as two quick runs measured it: a
+/// gradual rise from 768 KiB to 1.5 MiB that crosses halfway just past
+/// 1 MiB in one run (1 MiB reads 5.8 ns) and just before it in the next
+/// (6.2 ns). The last size below halfway gave 1 MiB in the one and
+/// 768 KiB in the other; the crossing rounded to the nearest size
+/// measured gives 1 MiB in both. The sharp L1 step (within one interval)
+/// stays at the last size that fits.
+#[test]
+fn a_gradual_step_is_placed_alike_when_its_halfway_point_sits_at_a_grid_size() {
+    let run = |at_1m: f64| -> Vec<(u64, f64)> {
+        let k = |s: u64| s << 10;
+        [
+            (k(16), 0.92),
+            (k(24), 0.92),
+            (k(32), 0.92),
+            (k(48), 0.92),
+            (k(64), 3.2),
+            (k(96), 3.2),
+            (k(128), 3.2),
+            (k(192), 3.2),
+            (k(256), 3.2),
+            (k(384), 3.2),
+            (k(512), 3.6),
+            (k(768), 4.1),
+            (k(1024), at_1m),
+            (k(1536), 9.0),
+            (k(2048), 10.0),
+            (k(3072), 10.6),
+            (k(4096), 11.5),
+            (k(6144), 12.0),
+            (k(8192), 12.4),
+            (k(12288), 18.0),
+            (k(16384), 90.0),
+            (k(24576), 140.0),
+            (k(32768), 140.0),
+        ]
+        .to_vec()
+    };
+    let old = |c: &[(u64, f64)]| -> u64 {
+        // The last size of the transition below halfway, as before.
+        let l = detect_levels(c, 0.25);
+        let mid = (l[1].latency_ns * l[2].latency_ns).sqrt();
+        c.iter()
+            .filter(|p| p.0 >= 768 << 10 && p.0 <= 1536 << 10 && p.1 < mid)
+            .map(|p| p.0)
+            .max()
+            .unwrap()
+    };
+    assert_eq!(
+        [old(&run(5.8)), old(&run(6.2))],
+        [1 << 20, 768 << 10],
+        "the last size below halfway flips"
+    );
+    for at_1m in [5.8, 6.2] {
+        let l = detect_levels(&run(at_1m), 0.25);
+        assert_eq!(l[0].size, Some(48 << 10), "{l:?}");
+        assert_eq!(l[1].size, Some(1 << 20), "{l:?}");
+    }
+}
+
+/// A busy host leaves the guest 2-3 MiB of L3: the L2's full step (3.2 to
+/// 10 ns) is followed by a plateau narrower than a doubling, then memory.
+/// That plateau comes after a large rise, not a shoulder: merged with the
+/// fall to memory, the L2 would be placed at 2.5 MiB; it stays at 1 MiB.
+#[test]
+fn a_short_plateau_after_a_full_step_is_no_shoulder() {
+    let k = |s: u64| s << 10;
+    let c: Vec<(u64, f64)> = synthetic(&[], 0.0)
+        .into_iter()
+        .map(|(s, _)| {
+            let rise: &[(u64, f64)] = &[
+                (k(640), 3.8),
+                (k(768), 4.4),
+                (k(896), 5.2),
+                (k(1024), 6.0),
+                (k(1280), 7.8),
+                (k(1536), 9.0),
+                (k(1792), 9.6),
+                (k(2048), 10.0),
+                (k(2560), 10.2),
+            ];
+            let ns = if s <= k(48) {
+                1.0
+            } else if s <= k(512) {
+                3.2
+            } else if let Some(&(_, ns)) = rise.iter().find(|r| r.0 == s) {
+                ns
+            } else {
+                150.0
+            };
+            (s, ns)
+        })
+        .collect();
+    let sizes: Vec<Option<u64>> = detect_levels(&c, 0.25).iter().map(|l| l.size).collect();
+    assert_eq!(
+        sizes,
+        [Some(48 << 10), Some(1 << 20), Some(2560 << 10), None]
+    );
 }
