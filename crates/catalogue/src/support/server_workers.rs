@@ -24,6 +24,7 @@
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::ScopedJoinHandle;
 use std::time::Duration;
 
 use touchstone_harness::workload::ServerLink;
@@ -293,17 +294,23 @@ pub fn serve(
             std::thread::sleep(WATCH);
         }
         stop.store(true, Ordering::Release);
-        let mut first = started;
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        first
+        join_all(handles, started)
     })
+}
+
+/// Join every server thread. The result is `so_far` if that is an error,
+/// else the first thread's error (a panic counts as one), else Ok.
+pub fn join_all(handles: Vec<ScopedJoinHandle<'_, Fallible>>, so_far: Fallible) -> Fallible {
+    let mut first = so_far;
+    for h in handles {
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
 }
 
 #[cfg(test)]

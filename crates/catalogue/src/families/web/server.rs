@@ -12,6 +12,7 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::support::http::{self, parse_decimal, parse_request, Method, Out};
+use crate::support::server_workers;
 use crate::support::sockets::{self, set_nodelay};
 use crate::support::sys::{check, close, cstring};
 use crate::support::web_files::{file_index, MappedSet, CLASSES, FILES_PER_CLASS};
@@ -108,15 +109,7 @@ pub fn serve_until(
             }
         }
         stop.store(true, Ordering::Relaxed);
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result
+        server_workers::join_all(handles, result)
     });
     // Connections dealt to a thread that had stopped.
     let mut left = Vec::new();
