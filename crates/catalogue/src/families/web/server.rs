@@ -214,16 +214,8 @@ fn worker(sh: &Shared<'_>, me: usize) -> Fallible {
         )?;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
         while !sh.stop.load(Ordering::Relaxed) {
-            // SAFETY: a valid events array of the stated length.
-            let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), 64, WAIT_MS) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(BenchError(format!("epoll_wait: {e}")));
-            }
-            for ev in &events[..n as usize] {
+            let n = sockets::epoll_wait(ep, &mut events, WAIT_MS)?;
+            for ev in &events[..n] {
                 if ev.u64 == LISTENER_TOKEN {
                     accept_all(sh, me, &mut pending)?;
                     for fd in pending.drain(..) {
