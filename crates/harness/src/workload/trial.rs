@@ -556,7 +556,7 @@ impl Supervisor<'_> {
                     _ => {}
                 }
             }
-            if (r as usize) < buf.len() {
+            if r < buf.len() {
                 break;
             }
             // More may be waiting; poll again without blocking.
