@@ -85,11 +85,13 @@ impl Built {
 
 /// How a workload family builds its `Workload` from a point of its parameters.
 pub type BuildWorkload = fn(&Point, &RunContext) -> Result<Box<dyn Workload>, String>;
+/// How a micro-benchmark family builds the case of a point.
+pub type BuildCase = fn(&Point, &RunContext) -> Result<Built, String>;
 
 /// How a family's cases are built.
 pub(crate) enum Build {
     /// A micro-benchmark case the harness times.
-    Case(fn(&Point, &RunContext) -> Result<Built, String>),
+    Case(BuildCase),
     /// A system workload, swept into a load curve (DESIGN.md "Workloads").
     Workload {
         /// What one operation is ("transaction"): the unit of its throughput.
@@ -165,7 +167,7 @@ impl Family {
         name: &'static str,
         group: &'static str,
         summary: &'static str,
-        build: fn(&Point, &RunContext) -> Result<Built, String>,
+        build: BuildCase,
     ) -> Family {
         Family {
             name,
@@ -220,6 +222,12 @@ impl Family {
             annotate: None,
             inert: none_inert,
         }
+    }
+
+    /// The same family with `params` (for a `const fn` that declares a
+    /// kind of family, where `Family { params, ..f }` reads worse).
+    pub const fn with_params(self, params: &'static [Param]) -> Family {
+        Family { params, ..self }
     }
 
     /// Whether it honours the run option named `name`.

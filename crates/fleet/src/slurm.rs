@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use touchstone_results::json::{self, Document};
@@ -235,6 +235,15 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
+/// Start Slurm's `command`; one that cannot be started (not installed)
+/// is `SlurmError::Missing`.
+fn start(command: &str, cmd: &mut Command) -> Result<Child, SlurmError> {
+    cmd.spawn().map_err(|source| SlurmError::Missing {
+        command: command.into(),
+        source,
+    })
+}
+
 /// Run a Slurm command to its end, returning its standard output; a
 /// failure carries its standard error.
 fn slurm_output(argv: &[&str]) -> Result<String, SlurmError> {
@@ -375,16 +384,14 @@ pub fn run_srun(
         "srun: {} task(s) on partition {}",
         job.nodes, job.partition
     ));
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|source| SlurmError::Missing {
-            command: "srun".into(),
-            source,
-        })?;
+    let mut child = start(
+        "srun",
+        Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit()),
+    )?;
     let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -458,16 +465,14 @@ pub fn submit_sbatch(job: &SlurmJob) -> Result<String, SlurmError> {
         path: dir.display().to_string(),
         message: e.to_string(),
     })?;
-    let mut child = Command::new("sbatch")
-        .arg("--parsable")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| SlurmError::Missing {
-            command: "sbatch".into(),
-            source,
-        })?;
+    let mut child = start(
+        "sbatch",
+        Command::new("sbatch")
+            .arg("--parsable")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )?;
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().expect("piped");

@@ -418,15 +418,14 @@ pub fn measure_case(
     observer: &mut dyn Observer,
 ) -> Result<Measurement, HarnessError> {
     let mut case = CaseRounds::new(label, shape, baseline.as_ref().map(|(n, _)| *n));
+    let mut round = |case: &mut CaseRounds| {
+        let overhead = baseline
+            .as_mut()
+            .map(|(_, b)| &mut **b as &mut dyn Benchmark);
+        case.round(bench, overhead, plan, observer)
+    };
     for _ in 0..plan.rounds.max(1) {
-        case.round(
-            bench,
-            baseline
-                .as_mut()
-                .map(|(_, b)| &mut **b as &mut dyn Benchmark),
-            plan,
-            observer,
-        )?;
+        round(&mut case)?;
     }
     let convergence = match &plan.converge {
         Some(rule) => loop {
@@ -434,14 +433,7 @@ pub fn measure_case(
             if c.verdict != Verdict::More {
                 break Some(c);
             }
-            case.round(
-                bench,
-                baseline
-                    .as_mut()
-                    .map(|(_, b)| &mut **b as &mut dyn Benchmark),
-                plan,
-                observer,
-            )?;
+            round(&mut case)?;
         },
         None => None,
     };

@@ -7,20 +7,15 @@
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::one_way::{OneWay, BW_SIZE};
-use crate::support::placement;
+use crate::support::one_way::{self, OneWay};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     OneWay::case(Channel::Pipe, p.num("size") as usize, p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[BW_SIZE, placement::PARAM],
-    ..Family::new(
-        "bw_pipe",
-        "comm_bw",
-        "pipe bandwidth between two processes, by message size",
-        build,
-    )
-};
+pub const FAMILY: Family = one_way::family(
+    "bw_pipe",
+    "pipe bandwidth between two processes, by message size",
+    build,
+);

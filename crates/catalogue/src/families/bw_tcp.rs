@@ -15,14 +15,13 @@ use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::one_way::{OneWay, BW_SIZE};
 use crate::support::placement;
-use crate::support::remote::{self, Exchange, RemoteCase};
+use crate::support::remote::{self, Exchange};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    if let Some(addr) = remote::of(p) {
-        return RemoteCase::case(addr, Exchange::Pull, p.num(BW_SIZE.name) as usize);
-    }
-    OneWay::case(Channel::Tcp, p.num(BW_SIZE.name) as usize, p)
+    remote::local_or_remote(p, &BW_SIZE, Exchange::Pull, |size| {
+        OneWay::case(Channel::Tcp, size, p)
+    })
 }
 
 pub const FAMILY: Family = Family {

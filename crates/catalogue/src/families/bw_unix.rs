@@ -7,20 +7,15 @@
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
-use crate::support::one_way::{OneWay, BW_SIZE};
-use crate::support::placement;
+use crate::support::one_way::{self, OneWay};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     OneWay::case(Channel::Unix, p.num("size") as usize, p)
 }
 
-pub const FAMILY: Family = Family {
-    params: &[BW_SIZE, placement::PARAM],
-    ..Family::new(
-        "bw_unix",
-        "comm_bw",
-        "AF_UNIX stream socket bandwidth between two processes, by message size",
-        build,
-    )
-};
+pub const FAMILY: Family = one_way::family(
+    "bw_unix",
+    "AF_UNIX stream socket bandwidth between two processes, by message size",
+    build,
+);

@@ -44,6 +44,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::echo_server;
+use crate::support::server_workers;
 use crate::support::sockets::{
     connect_loopback, inet_socket, read_or_eof, send_all, set_nodelay, TrialListener,
 };
@@ -299,16 +300,7 @@ impl Chat {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(POLL_MS as u64));
             }
-            let mut first_error = Ok(());
-            for h in handles {
-                let r = h
-                    .join()
-                    .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-                if first_error.is_ok() {
-                    first_error = r;
-                }
-            }
-            first_error
+            server_workers::join_all(handles, Ok(()))
         })
     }
 

@@ -14,14 +14,13 @@ use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, MSG_SIZE};
 use crate::support::placement;
-use crate::support::remote::{self, Exchange, RemoteCase};
+use crate::support::remote::{self, Exchange};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    if let Some(addr) = remote::of(p) {
-        return RemoteCase::case(addr, Exchange::TcpEcho, p.num(MSG_SIZE.name) as usize);
-    }
-    HotPotato::case(FdBaton::new(Channel::Tcp, p.num(MSG_SIZE.name) as usize), p)
+    remote::local_or_remote(p, &MSG_SIZE, Exchange::TcpEcho, |size| {
+        HotPotato::case(FdBaton::new(Channel::Tcp, size), p)
+    })
 }
 
 pub const FAMILY: Family = Family {

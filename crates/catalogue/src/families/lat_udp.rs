@@ -14,14 +14,13 @@ use crate::family::{Built, Family, RunContext};
 use crate::params::Point;
 use crate::support::hot_potato::{FdBaton, HotPotato, UDP_SIZE};
 use crate::support::placement;
-use crate::support::remote::{self, Exchange, RemoteCase};
+use crate::support::remote::{self, Exchange};
 use crate::support::sockets::Channel;
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    if let Some(addr) = remote::of(p) {
-        return RemoteCase::case(addr, Exchange::UdpEcho, p.num(UDP_SIZE.name) as usize);
-    }
-    HotPotato::case(FdBaton::new(Channel::Udp, p.num(UDP_SIZE.name) as usize), p)
+    remote::local_or_remote(p, &UDP_SIZE, Exchange::UdpEcho, |size| {
+        HotPotato::case(FdBaton::new(Channel::Udp, size), p)
+    })
 }
 
 pub const FAMILY: Family = Family {

@@ -31,13 +31,12 @@ use touchstone_harness::workload::{
     Client, ClientContext, Pacing, ServerContext, ServerLink, TrialContext, TrialPlan, Workload,
 };
 use touchstone_harness::{Clock, Fallible, Monotonic};
-use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
-use crate::support::background_load::{self, Level, Running};
-use crate::support::placement::{pin_self, usable_cpus};
-use crate::support::realtime::{self, duration_refusal, lock_memory, Policy, POLICY, PRIORITY};
+use crate::support::background_load::{self, Running};
+use crate::support::placement::pin_self;
+use crate::support::realtime::{self, lock_memory, RtMeasure, POLICY, PRIORITY};
 use crate::support::sys::{self, check, close, errno};
 
 pub const NAME: &str = "rt_dispatch";
@@ -138,11 +137,7 @@ impl Shared {
 pub struct RtDispatch {
     pub via: Via,
     pub spread: bool,
-    pub interval_ns: u64,
-    pub duration_ns: u64,
-    pub policy: Policy,
-    pub background: Level,
-    cpus: u32,
+    pub measure: RtMeasure,
     shared: Option<Shared>,
     running: Option<Running>,
     /// Tests: the sender kills itself after this many wake-up rounds.
@@ -150,30 +145,15 @@ pub struct RtDispatch {
 }
 
 impl RtDispatch {
-    pub fn new(
-        via: Via,
-        spread: bool,
-        interval_ns: u64,
-        duration_ns: u64,
-        policy: Policy,
-        background: Level,
-    ) -> Result<RtDispatch, String> {
-        if let Some(e) = duration_refusal(interval_ns, duration_ns) {
-            return Err(e);
-        }
-        let cpus = usable_cpus().map_err(|e| e.to_string())?.len() as u32;
-        Ok(RtDispatch {
+    pub fn new(via: Via, spread: bool, measure: RtMeasure) -> RtDispatch {
+        RtDispatch {
             via,
             spread,
-            interval_ns,
-            duration_ns,
-            policy,
-            background,
-            cpus,
+            measure,
             shared: None,
             running: None,
             die_after: None,
-        })
+        }
     }
 
     fn shared(&self) -> Fallible<&Shared> {
@@ -334,16 +314,11 @@ impl Drop for Waiter<'_> {
 
 impl Workload for RtDispatch {
     fn max_load(&self) -> Option<u32> {
-        Some(self.cpus.max(1))
+        self.measure.max_load()
     }
     fn trial_plan(&self, run: &TrialPlan, _load: u32) -> TrialPlan {
-        TrialPlan {
-            warmup_ns: 200_000_000,
-            window_ns: (self.duration_ns / DEFAULT_MIN_TRIALS as u64).max(self.interval_ns),
-            // The sender paces; the waiters wait.
-            pacing: Pacing::Closed,
-            ..run.clone()
-        }
+        // The sender paces; the waiters wait.
+        self.measure.trial_plan(run, Pacing::Closed)
     }
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let load = ctx.load as usize;
@@ -396,7 +371,7 @@ impl Workload for RtDispatch {
         self.shared = Some(s);
         made?;
         self.running = Some(background_load::start(
-            self.background,
+            self.measure.background,
             &ctx.cpus,
             &ctx.scratch,
         )?);
@@ -437,7 +412,7 @@ impl Workload for RtDispatch {
         let mut next = Monotonic.now_ns();
         let mut rounds = 0u64;
         loop {
-            next += self.interval_ns;
+            next += self.measure.interval_ns;
             Monotonic.sleep_until(next);
             if self.die_after.is_some_and(|n| rounds >= n) {
                 // SAFETY: the test's sender dies as a crash would.
@@ -463,7 +438,7 @@ impl Workload for RtDispatch {
         let i = ctx.client as usize;
         lock_memory()?;
         pin_self(self.waiter_cpu(&ctx.cpus, ctx.client))?;
-        self.policy.apply()?;
+        self.measure.policy.apply()?;
         // SAFETY: an empty set with SIGUSR1, blocked so sigwaitinfo takes it.
         let sigs = unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -493,11 +468,8 @@ pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
     Ok(Box::new(RtDispatch::new(
         Via::parse(p.text(VIA.name))?,
         p.text(PLACEMENT.name) == "spread",
-        p.num(INTERVAL.name),
-        p.num(DURATION.name),
-        Policy::of(p)?,
-        Level::parse(p.text(background_load::PARAM.name))?,
-    )?))
+        RtMeasure::of(p)?,
+    )))
 }
 
 pub const FAMILY: Family = Family {
@@ -509,6 +481,9 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::background_load::Level;
+    use crate::support::placement::usable_cpus;
+    use crate::support::realtime::Policy;
     use std::time::Duration;
     use touchstone_harness::workload::{run_trial, WorkloadError};
 
@@ -540,11 +515,8 @@ mod tests {
                 let mut w = RtDispatch::new(
                     Via::parse(via)?,
                     true,
-                    1_000_000,
-                    300_000_000,
-                    Policy::Other,
-                    Level::None,
-                )?;
+                    RtMeasure::new(1_000_000, 300_000_000, Policy::Other, Level::None)?,
+                );
                 let load = cpus.len().min(2) as u32;
                 let o = run_trial(&mut w, load, &cpus, &short(), 0)
                     .map_err(|e| format!("{via}: {e}"))?;
@@ -585,11 +557,8 @@ mod tests {
             let mut w = RtDispatch::new(
                 Via::Futex,
                 true,
-                1_000_000,
-                3_000_000_000,
-                Policy::Other,
-                Level::None,
-            )?;
+                RtMeasure::new(1_000_000, 3_000_000_000, Policy::Other, Level::None)?,
+            );
             w.die_after = Some(300);
             match run_trial(&mut w, 1, &cpus, &short(), 0) {
                 Err(WorkloadError::ServerDied { how, .. }) if how.contains("9") => Ok(()),

@@ -34,14 +34,13 @@ use touchstone_harness::workload::{
     Client, ClientContext, ClientKind, Pacing, TrialContext, TrialPlan, Workload,
 };
 use touchstone_harness::Fallible;
-use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
-use crate::support::background_load::{self, Level, Running};
-use crate::support::placement::{pin_self, usable_cpus};
+use crate::support::background_load::{self, Running};
+use crate::support::placement::pin_self;
 use crate::support::realtime::{
-    duration_refusal, lock_memory, priority_inert, Policy, DURATION, INTERVAL, POLICY, PRIORITY,
+    lock_memory, priority_inert, RtMeasure, DURATION, INTERVAL, POLICY, PRIORITY,
 };
 
 pub const NAME: &str = "rt_wake";
@@ -53,37 +52,19 @@ pub const PARAMS: &[Param] = &[INTERVAL, DURATION, POLICY, PRIORITY, background_
 
 #[derive(Debug)]
 pub struct RtWake {
-    pub interval_ns: u64,
-    pub duration_ns: u64,
-    pub policy: Policy,
-    pub background: Level,
-    /// One measuring thread per CPU at most.
-    cpus: u32,
+    pub measure: RtMeasure,
     running: Option<Running>,
     /// The last background's process group (for the tests' checks).
     last_group: libc::pid_t,
 }
 
 impl RtWake {
-    pub fn new(
-        interval_ns: u64,
-        duration_ns: u64,
-        policy: Policy,
-        background: Level,
-    ) -> Result<RtWake, String> {
-        if let Some(e) = duration_refusal(interval_ns, duration_ns) {
-            return Err(e);
-        }
-        let cpus = usable_cpus().map_err(|e| e.to_string())?.len() as u32;
-        Ok(RtWake {
-            interval_ns,
-            duration_ns,
-            policy,
-            background,
-            cpus,
+    pub fn measuring(measure: RtMeasure) -> RtWake {
+        RtWake {
+            measure,
             running: None,
             last_group: 0,
-        })
+        }
     }
 }
 
@@ -101,22 +82,15 @@ impl Workload for RtWake {
         ClientKind::Threads
     }
     fn max_load(&self) -> Option<u32> {
-        Some(self.cpus.max(1))
+        self.measure.max_load()
     }
     fn trial_plan(&self, run: &TrialPlan, load: u32) -> TrialPlan {
-        TrialPlan {
-            // Enough for the threads to fault in and settle.
-            warmup_ns: 200_000_000,
-            window_ns: (self.duration_ns / DEFAULT_MIN_TRIALS as u64).max(self.interval_ns),
-            // Each thread one wake-up per interval.
-            pacing: Pacing::Open {
-                rate: load as f64 * 1e9 / self.interval_ns as f64,
-            },
-            ..run.clone()
-        }
+        // Each thread one wake-up per interval.
+        let rate = load as f64 * 1e9 / self.measure.interval_ns as f64;
+        self.measure.trial_plan(run, Pacing::Open { rate })
     }
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
-        let r = background_load::start(self.background, &ctx.cpus, &ctx.scratch)?;
+        let r = background_load::start(self.measure.background, &ctx.cpus, &ctx.scratch)?;
         self.last_group = r.group();
         self.running = Some(r);
         Ok(())
@@ -129,18 +103,13 @@ impl Workload for RtWake {
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
         lock_memory()?;
         pin_self(ctx.cpus[ctx.client as usize % ctx.cpus.len()])?;
-        self.policy.apply()?;
+        self.measure.policy.apply()?;
         Ok(Box::new(Waker))
     }
 }
 
 pub fn build(p: &Point, _: &RunContext) -> Result<Box<dyn Workload>, String> {
-    Ok(Box::new(RtWake::new(
-        p.num(INTERVAL.name),
-        p.num(DURATION.name),
-        Policy::of(p)?,
-        Level::parse(p.text(background_load::PARAM.name))?,
-    )?))
+    Ok(Box::new(RtWake::measuring(RtMeasure::of(p)?)))
 }
 
 pub const FAMILY: Family = Family {
@@ -153,6 +122,9 @@ pub const FAMILY: Family = Family {
 mod tests {
     use super::*;
     use crate::select::select;
+    use crate::support::background_load::Level;
+    use crate::support::placement::usable_cpus;
+    use crate::support::realtime::{duration_refusal, Policy};
     use touchstone_harness::workload::{run_trial, validate, SweepPlan, WorkloadError};
 
     #[test]
@@ -179,7 +151,9 @@ mod tests {
 
     #[test]
     fn the_trial_follows_the_interval_and_duration() {
-        let w = RtWake::new(500_000, 3_000_000_000, Policy::Other, Level::None).unwrap();
+        let w = RtWake::measuring(
+            RtMeasure::new(500_000, 3_000_000_000, Policy::Other, Level::None).unwrap(),
+        );
         let t = w.trial_plan(&TrialPlan::default(), 2);
         assert_eq!(t.window_ns, 1_000_000_000);
         assert_eq!(t.pacing, Pacing::Open { rate: 4000.0 });
@@ -187,10 +161,10 @@ mod tests {
             trial: TrialPlan::default(),
             ..SweepPlan::default()
         };
-        let loads = validate(&w, &plan, w.cpus as usize).unwrap();
+        let loads = validate(&w, &plan, w.measure.cpus as usize).unwrap();
         assert_eq!(
             *loads.last().unwrap(),
-            w.cpus,
+            w.measure.cpus,
             "the ladder ends at one thread per CPU"
         );
     }
@@ -200,7 +174,12 @@ mod tests {
     #[test]
     fn a_trial_records_one_wake_up_per_interval() {
         crate::testing::in_child_measuring(|| {
-            let mut w = RtWake::new(1_000_000, 300_000_000, Policy::Other, Level::Cpu)?;
+            let mut w = RtWake::measuring(RtMeasure::new(
+                1_000_000,
+                300_000_000,
+                Policy::Other,
+                Level::Cpu,
+            )?);
             let cpus = usable_cpus().map_err(|e| e.to_string())?;
             let o =
                 run_trial(&mut w, 1, &cpus, &TrialPlan::default(), 0).map_err(|e| e.to_string())?;
@@ -246,7 +225,8 @@ mod tests {
             drop(held.borrow_mut().take());
             crate::support::sys::close(r);
             touchstone_harness::signals::install();
-            let Ok(mut w) = RtWake::new(1_000_000, 30_000_000_000, Policy::Other, Level::Mixed)
+            let Ok(mut w) = RtMeasure::new(1_000_000, 30_000_000_000, Policy::Other, Level::Mixed)
+                .map(RtWake::measuring)
             else {
                 return 1;
             };

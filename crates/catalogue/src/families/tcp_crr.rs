@@ -46,8 +46,8 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::echo_server::{self, Until};
-use crate::support::placement::{self, pin_self, Placement};
-use crate::support::server_workers::{self, worker_of, Workers};
+use crate::support::placement::{self, pin_self};
+use crate::support::server_workers::{self, EchoSide, Workers};
 use crate::support::sockets::{
     bind_loopback_source, connect_loopback, inet_socket, read_or_eof, set_nodelay,
 };
@@ -66,50 +66,26 @@ const SOURCES: u32 = 4096;
 pub const SIZE: Param = echo_server::SIZE
     .help("request and response size in bytes (netperf TCP_CRR: 1; seed 003's RR: 4)");
 
-pub const PLACEMENT: Param = placement::SERVER_PARAM;
-
-pub const SERVER: Param = server_workers::PARAM;
-
-pub const PARAMS: &[Param] = &[SIZE, SERVER, PLACEMENT];
+pub const PARAMS: &[Param] = &[SIZE, server_workers::PARAM, placement::SERVER_PARAM];
 
 pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
-    let mut w = TcpCrr::new(
-        p.num(SIZE.name) as usize,
-        Placement::parse(p.text(PLACEMENT.name))?,
-    );
-    w.workers = Workers::parse(p.text(SERVER.name)).unwrap_or(Workers::PerCpu);
-    w.quick = ctx.quick;
-    Ok(Box::new(w))
+    Ok(Box::new(TcpCrr {
+        side: EchoSide::from_point(p, &SIZE, ctx.quick)?,
+    }))
 }
 
 pub struct TcpCrr {
-    pub size: usize,
-    pub placement: Placement,
-    /// A worker per CPU (default) or one.
-    pub workers: Workers,
-    /// A quick run: two loads (`quick_loads_from`).
-    pub quick: bool,
-    /// The current trial's listeners, one per worker: (fd, port).
-    listeners: Vec<(RawFd, u16)>,
+    side: EchoSide,
 }
 
 impl TcpCrr {
-    pub fn new(size: usize, placement: Placement) -> TcpCrr {
-        TcpCrr {
-            size: size.max(1),
-            placement,
-            workers: Workers::PerCpu,
-            quick: false,
-            listeners: Vec::new(),
-        }
-    }
-
     /// Client `i` connects to worker i mod w; with a worker per CPU it
     /// is placed as that worker's client, with one as before.
     fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
-        match self.workers {
-            Workers::One => placement::client_beside_server(self.placement, cpus, i),
-            Workers::PerCpu => self.workers.client_cpu(self.placement, cpus, i),
+        let s = &self.side;
+        match s.workers {
+            Workers::One => placement::client_beside_server(s.placement, cpus, i),
+            Workers::PerCpu => s.workers.client_cpu(s.placement, cpus, i),
         }
     }
 }
@@ -122,27 +98,26 @@ impl Workload for TcpCrr {
         Some(MAX_LOAD)
     }
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
+        loads_from(self.side.quick, 1, usable, Some(MAX_LOAD))
     }
     /// The server holds at most one connection per client at a time (a
     /// closed one is released before that client's next connect completes
     /// its accept), the listener, epoll and the engine's few.
     fn check_load(&self, load: u32) -> Result<(), String> {
         let cpus = touchstone_harness::workload::cpu::usable_cpus().map_or(1, |c| c.len());
-        let needed = 2 * load as u64 + 2 * self.workers.count(cpus) as u64 + 32;
+        let needed = 2 * load as u64 + 2 * self.side.workers.count(cpus) as u64 + 32;
         check_open_files(load, needed, "the tcp_crr server process")
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
         let backlog = (2 * ctx.load).clamp(128, 4096) as i32;
-        let n = self.workers.count(ctx.cpus.len());
-        self.listeners = server_workers::tcp_listeners(n, backlog)?;
+        let n = self.side.workers.count(ctx.cpus.len());
+        self.side.socks = server_workers::tcp_listeners(n, backlog)?;
         Ok(())
     }
 
     fn release(&mut self) {
-        server_workers::close_all(&self.listeners);
-        self.listeners.clear();
+        self.side.release();
     }
 
     fn has_server(&self) -> bool {
@@ -152,26 +127,21 @@ impl Workload for TcpCrr {
     /// Each worker accepts and answers on its own listener until told to
     /// stop (connections come and go all the time).
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
-        server_workers::serve(
-            self.listeners.len(),
-            &|i| self.workers.worker_cpu(self.placement, &ctx.cpus, i),
-            link,
-            &|i, link| {
-                echo_server::serve_epoll(self.listeners[i].0, self.size, Until::Stopped, link)
-            },
-        )
+        self.side.serve(&ctx.cpus, link, &|listener, link| {
+            echo_server::serve_epoll(listener, self.side.size, Until::Stopped, link)
+        })
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        server_workers::close_all(&self.listeners);
+        server_workers::close_all(&self.side.socks);
         if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
             pin_self(cpu)?;
         }
         Ok(Box::new(CrrClient {
-            port: self.listeners[worker_of(ctx.client, self.listeners.len())].1,
+            port: self.side.port_of(ctx.client),
             net: 16 + (ctx.client % 224) as u8,
             k: 0,
-            buf: vec![0x5a; self.size],
+            buf: vec![0x5a; self.side.size],
         }))
     }
 }
@@ -230,6 +200,8 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::placement::Placement;
+    use crate::support::server_workers::worker_of;
     use crate::testing::{reaped, short_trial};
     use touchstone_harness::workload::{cpu::usable_cpus, run_trial};
 
@@ -243,8 +215,10 @@ mod tests {
             (Placement::Free, Workers::One),
             (Placement::Spread, Workers::One),
         ] {
-            let mut w = TcpCrr::new(4, place);
-            w.workers = workers;
+            let mut w = TcpCrr {
+                side: EchoSide::new(4, place),
+            };
+            w.side.workers = workers;
             let o = run_trial(&mut w, 3, &cpus, &short_trial(), 0)
                 .unwrap_or_else(|e| panic!("{place:?}: {e}"));
             assert!(o.every_client_ran_through());
@@ -254,7 +228,7 @@ mod tests {
             assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
             assert!(l.value_at_quantile(0.99) <= l.max());
             assert!(o.service_demand().server_ns_per_op.is_some_and(|s| s > 0.0));
-            assert!(w.listeners.is_empty(), "the listeners are released");
+            assert!(w.side.socks.is_empty(), "the listeners are released");
             for &pid in &o.pids {
                 assert!(reaped(pid), "process {pid} outlived the trial");
             }
@@ -272,13 +246,13 @@ mod tests {
 
     #[test]
     fn spread_keeps_clients_off_the_servers_cpu() {
-        let mut w = TcpCrr::new(4, Placement::Spread);
+        let mut w = TcpCrr {
+            side: EchoSide::new(4, Placement::Spread),
+        };
         let cpus = [2, 4, 6];
         // A worker per CPU: client i beside no worker of its own.
-        assert!((0..8).all(|i| w.client_cpu(&cpus, i)
-            != w.workers
-                .worker_cpu(Placement::Spread, &cpus, worker_of(i, 3))));
-        w.workers = Workers::One;
+        assert!((0..8).all(|i| w.client_cpu(&cpus, i) != w.side.worker_cpu(&cpus, worker_of(i, 3))));
+        w.side.workers = Workers::One;
         let cpus = [2, 4, 6];
         assert!((0..8).all(|i| w.client_cpu(&cpus, i) != Some(2)));
         assert_eq!(w.client_cpu(&[5], 3), Some(5));

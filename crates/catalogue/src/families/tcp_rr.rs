@@ -402,16 +402,7 @@ impl TcpRr {
                 handles.push(h);
                 Ok(())
             })?;
-            let mut first_error = Ok(());
-            for h in handles {
-                let r = h
-                    .join()
-                    .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-                if first_error.is_ok() {
-                    first_error = r;
-                }
-            }
-            first_error
+            server_workers::join_all(handles, Ok(()))
         })
     }
 

@@ -37,8 +37,8 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::multiplex::{share, Flow, Multiplexed};
-use crate::support::placement::{self, Placement};
-use crate::support::server_workers::{self, worker_of, Workers};
+use crate::support::placement;
+use crate::support::server_workers::{self, EchoSide};
 use crate::support::sockets::{self, bind_loopback, connect_loopback, inet_socket};
 use crate::support::sys::close;
 
@@ -56,46 +56,21 @@ pub const SIZE: Param = Param::size("size", 1, 65507)
     .measured(&["4"])
     .help("request and response datagram size in bytes (netperf UDP_RR: 1; seed 003's RR: 4)");
 
-pub const PLACEMENT: Param = placement::SERVER_PARAM;
-
-pub const SERVER: Param = server_workers::PARAM;
-
-pub const PARAMS: &[Param] = &[SIZE, SERVER, PLACEMENT];
+pub const PARAMS: &[Param] = &[SIZE, server_workers::PARAM, placement::SERVER_PARAM];
 
 pub fn build(p: &Point, ctx: &RunContext) -> Result<Box<dyn Workload>, String> {
-    let mut w = UdpRr::new(
-        p.num(SIZE.name) as usize,
-        Placement::parse(p.text(PLACEMENT.name))?,
-    );
-    w.workers = Workers::parse(p.text(SERVER.name)).unwrap_or(Workers::PerCpu);
-    w.quick = ctx.quick;
-    Ok(Box::new(w))
+    Ok(Box::new(UdpRr {
+        side: EchoSide::from_point(p, &SIZE, ctx.quick)?,
+    }))
 }
 
 pub struct UdpRr {
-    pub size: usize,
-    pub placement: Placement,
-    /// A worker per CPU (default) or one.
-    pub workers: Workers,
-    /// A quick run: two loads (`quick_loads_from`).
-    pub quick: bool,
-    /// The current trial's server sockets, one per worker: (fd, port).
-    servers: Vec<(RawFd, u16)>,
+    side: EchoSide,
 }
 
 impl UdpRr {
-    pub fn new(size: usize, placement: Placement) -> UdpRr {
-        UdpRr {
-            size: size.max(1),
-            placement,
-            workers: Workers::PerCpu,
-            quick: false,
-            servers: Vec::new(),
-        }
-    }
-
     fn client_cpu(&self, cpus: &[usize], i: u32) -> Option<usize> {
-        self.workers.client_cpu(self.placement, cpus, i)
+        self.side.workers.client_cpu(self.side.placement, cpus, i)
     }
 
     /// A server socket on its own port, with the room and the poll
@@ -126,12 +101,16 @@ impl Workload for UdpRr {
         Some(MAX_LOAD)
     }
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        loads_from(self.quick, 1, usable, Some(MAX_LOAD))
+        loads_from(self.side.quick, 1, usable, Some(MAX_LOAD))
     }
     /// One client process per CPU (per other CPU when one server thread
     /// keeps its CPU under `spread`), each multiplexing its sockets.
     fn clients(&self, load: u32, cpus: usize) -> u32 {
-        load.min(self.workers.multiplexed_clients(self.placement, cpus) as u32)
+        load.min(
+            self.side
+                .workers
+                .multiplexed_clients(self.side.placement, cpus) as u32,
+        )
     }
     /// A client process holds its share of the sockets.
     fn check_load(&self, load: u32) -> Result<(), String> {
@@ -143,9 +122,9 @@ impl Workload for UdpRr {
     }
 
     fn prepare(&mut self, ctx: &TrialContext) -> Fallible {
-        for _ in 0..self.workers.count(ctx.cpus.len()) {
+        for _ in 0..self.side.workers.count(ctx.cpus.len()) {
             match UdpRr::server_socket() {
-                Ok(s) => self.servers.push(s),
+                Ok(s) => self.side.socks.push(s),
                 Err(e) => {
                     self.release();
                     return Err(e);
@@ -156,8 +135,7 @@ impl Workload for UdpRr {
     }
 
     fn release(&mut self) {
-        server_workers::close_all(&self.servers);
-        self.servers.clear();
+        self.side.release();
     }
 
     fn has_server(&self) -> bool {
@@ -166,16 +144,12 @@ impl Workload for UdpRr {
 
     /// Every worker answers the datagrams of its own socket.
     fn serve(&self, ctx: &ServerContext, link: &mut dyn ServerLink) -> Fallible {
-        server_workers::serve(
-            self.servers.len(),
-            &|i| self.workers.worker_cpu(self.placement, &ctx.cpus, i),
-            link,
-            &|i, link| self.answer(self.servers[i].0, link),
-        )
+        self.side
+            .serve(&ctx.cpus, link, &|server, link| self.answer(server, link))
     }
 
     fn client(&self, ctx: &ClientContext) -> Fallible<Box<dyn Client + '_>> {
-        server_workers::close_all(&self.servers);
+        server_workers::close_all(&self.side.socks);
         if let Some(cpu) = self.client_cpu(&ctx.cpus, ctx.client) {
             placement::pin_self(cpu)?;
         }
@@ -183,11 +157,11 @@ impl Workload for UdpRr {
         for j in share(ctx.load, ctx.clients, ctx.client) {
             flows.push(UdpFlow {
                 fd: inet_socket(libc::SOCK_DGRAM)?,
-                buf: vec![0x5a; self.size],
+                buf: vec![0x5a; self.side.size],
             });
             let fd = flows.last().unwrap().fd;
             bind_loopback(fd)?;
-            connect_loopback(fd, self.servers[worker_of(j, self.servers.len())].1)?;
+            connect_loopback(fd, self.side.port_of(j))?;
         }
         Ok(Box::new(Multiplexed::new(flows)?))
     }
@@ -197,7 +171,7 @@ impl UdpRr {
     /// Answer each datagram on `server` to its sender until told to stop.
     fn answer(&self, server: RawFd, link: &mut dyn ServerLink) -> Fallible {
         link.ready()?;
-        let mut buf = vec![0u8; self.size.max(1)];
+        let mut buf = vec![0u8; self.side.size.max(1)];
         // SAFETY: sockaddr_in is plain data.
         let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
         while !link.should_stop() {
@@ -316,6 +290,8 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::placement::Placement;
+    use crate::support::server_workers::Workers;
     use touchstone_harness::workload::{cpu::usable_cpus, run_trial};
 
     #[test]
@@ -330,8 +306,10 @@ mod tests {
             (Placement::Same, 5, 4, Workers::One),
             (Placement::Spread, 5, 1400, Workers::One),
         ] {
-            let mut w = UdpRr::new(size, place);
-            w.workers = workers;
+            let mut w = UdpRr {
+                side: EchoSide::new(size, place),
+            };
+            w.side.workers = workers;
             let o = run_trial(&mut w, load, &cpus, &plan, 0)
                 .unwrap_or_else(|e| panic!("{place:?} {load}: {e}"));
             assert_eq!(o.clients.len() as u32, w.clients(load, cpus.len()));
@@ -341,18 +319,26 @@ mod tests {
             assert_eq!(l.len(), o.ops);
             assert!(l.value_at_quantile(0.5) <= l.value_at_quantile(0.99));
             assert!(l.value_at_quantile(0.99) <= l.max());
-            assert!(w.servers.is_empty(), "the server sockets are released");
+            assert!(w.side.socks.is_empty(), "the server sockets are released");
         }
     }
 
     #[test]
     fn clients_multiplex_and_keep_off_the_servers_cpu_when_spread() {
-        let mut w = UdpRr::new(4, Placement::Spread);
+        let mut w = UdpRr {
+            side: EchoSide::new(4, Placement::Spread),
+        };
         assert_eq!(w.clients(16, 3), 3, "a client per worker, one per CPU");
-        w.workers = Workers::One;
+        w.side.workers = Workers::One;
         assert_eq!(w.clients(16, 3), 2);
         assert_eq!(w.clients(1, 3), 1);
         assert!((0..4).all(|i| w.client_cpu(&[1, 2, 3], i) != Some(1)));
-        assert_eq!(UdpRr::new(4, Placement::Free).clients(16, 2), 2);
+        assert_eq!(
+            UdpRr {
+                side: EchoSide::new(4, Placement::Free)
+            }
+            .clients(16, 2),
+            2
+        );
     }
 }

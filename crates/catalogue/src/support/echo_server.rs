@@ -101,23 +101,8 @@ pub fn serve_epoll(
             if link.should_stop() || all_gone {
                 return Ok(());
             }
-            // SAFETY: a valid events array of the stated length.
-            let n = unsafe {
-                libc::epoll_wait(
-                    ep,
-                    events.as_mut_ptr(),
-                    events.len() as libc::c_int,
-                    POLL_MS,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(BenchError(format!("epoll_wait: {e}")));
-            }
-            for ev in &events[..n as usize] {
+            let n = sockets::epoll_wait(ep, &mut events, POLL_MS)?;
+            for ev in &events[..n] {
                 let token = ev.u64;
                 if token == LISTENER_TOKEN {
                     while let Some(fd) = sockets::try_accept(listener)? {

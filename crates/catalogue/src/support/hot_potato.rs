@@ -19,7 +19,7 @@ use super::sockets::{
     udp_pair, unix_addr, unix_pair, Channel, SUN_LEN,
 };
 use super::sys::{self, check, cstring, errno, Pid};
-use crate::family::{Built, Family, RunContext};
+use crate::family::{BuildCase, Built, Family};
 use crate::params::{Kind, Param, Point};
 
 /// One ping-pong mechanism: something the benchmark process hands to a
@@ -62,15 +62,8 @@ const PLACEMENT_ONLY: &[Param] = &[placement::PARAM];
 /// A round-trip family (group `comm_lat`) whose one parameter is where its
 /// two processes run: what lat_pipe, lat_fifo, lat_eventfd and the other
 /// one-baton families share.
-pub const fn family(
-    name: &'static str,
-    summary: &'static str,
-    build: fn(&Point, &RunContext) -> Result<Built, String>,
-) -> Family {
-    Family {
-        params: PLACEMENT_ONLY,
-        ..Family::new(name, "comm_lat", summary, build)
-    }
+pub const fn family(name: &'static str, summary: &'static str, build: BuildCase) -> Family {
+    Family::new(name, "comm_lat", summary, build).with_params(PLACEMENT_ONLY)
 }
 
 impl<B: Baton + 'static> HotPotato<B> {

@@ -19,9 +19,9 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::Client;
-use touchstone_harness::{BenchError, Fallible};
+use touchstone_harness::Fallible;
 
-use super::sockets::{epoll_add, set_nonblocking};
+use super::sockets::{self, epoll_add, set_nonblocking};
 use super::sys::{check, close};
 
 /// One connection of a multiplexed client: one operation in flight.
@@ -165,24 +165,8 @@ impl<F: Flow> Client for Multiplexed<F> {
                     return Ok(self.completed(f, ty));
                 }
             }
-            // SAFETY: a valid events array of the stated length.
-            let n = unsafe {
-                libc::epoll_wait(
-                    self.ep,
-                    self.events.as_mut_ptr(),
-                    self.events.len() as libc::c_int,
-                    WAIT_MS,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(BenchError(format!("epoll_wait: {e}")));
-            }
+            self.ready = sockets::epoll_wait(self.ep, &mut self.events, WAIT_MS)?;
             self.next = 0;
-            self.ready = n as usize;
         }
     }
 

@@ -11,7 +11,7 @@ use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 use super::placement::Placement;
 use super::sockets::{tcp_pair, unix_pair, Channel};
 use super::sys::{self, Pid};
-use crate::family::Built;
+use crate::family::{BuildCase, Built, Family};
 use crate::params::{Param, Point};
 
 /// CPU time this process has used, in seconds.
@@ -211,6 +211,16 @@ pub const BW_SIZE: Param = Param::size("size", 1 << 10, 4 << 20)
     .measured(&["1k", "64k", "1m", "4m"])
     .quick(&["64k"])
     .help("bytes per write and per read");
+
+/// A bandwidth family's parameters: its message size and where its two
+/// processes run.
+const SIZE_AND_PLACEMENT: &[Param] = &[BW_SIZE, super::placement::PARAM];
+
+/// A bandwidth family (group `comm_bw`) whose parameters are its message
+/// size and where its two processes run: what bw_pipe and bw_unix share.
+pub const fn family(name: &'static str, summary: &'static str, build: BuildCase) -> Family {
+    Family::new(name, "comm_bw", summary, build).with_params(SIZE_AND_PLACEMENT)
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,9 +5,13 @@
 //! this process may not use it, the priority left out of names under
 //! policy:other); and locking the process's memory (cyclictest -m).
 
+use touchstone_harness::workload::{Pacing, TrialPlan};
 use touchstone_harness::Fallible;
+use touchstone_results::convergence::DEFAULT_MIN_TRIALS;
 
 use crate::params::{Param, Point};
+use crate::support::background_load::{self, Level};
+use crate::support::placement::usable_cpus;
 use crate::support::sys::errno;
 
 pub const INTERVAL: Param = Param::duration("interval", 50_000, 100_000_000)
@@ -26,6 +30,68 @@ pub const POLICY: Param = Param::choice("policy", &["other", "fifo"])
 pub const PRIORITY: Param = Param::int("priority", 1, 99)
     .measured(&["80"])
     .help("SCHED_FIFO priority, 1–99 (used with policy:fifo)");
+
+/// A real-time family's measurement: the interval and duration (refused
+/// when too short for a tail), the measuring threads' policy, the
+/// background load, and the usable CPUs (one measuring thread each at
+/// most).
+#[derive(Debug, Clone, Copy)]
+pub struct RtMeasure {
+    pub interval_ns: u64,
+    pub duration_ns: u64,
+    pub policy: Policy,
+    pub background: Level,
+    pub cpus: u32,
+}
+
+impl RtMeasure {
+    pub fn new(
+        interval_ns: u64,
+        duration_ns: u64,
+        policy: Policy,
+        background: Level,
+    ) -> Result<RtMeasure, String> {
+        if let Some(e) = duration_refusal(interval_ns, duration_ns) {
+            return Err(e);
+        }
+        let cpus = usable_cpus().map_err(|e| e.to_string())?.len() as u32;
+        Ok(RtMeasure {
+            interval_ns,
+            duration_ns,
+            policy,
+            background,
+            cpus,
+        })
+    }
+
+    /// From a point's `interval`, `duration`, `policy`, `priority` and
+    /// `background`.
+    pub fn of(p: &Point) -> Result<RtMeasure, String> {
+        RtMeasure::new(
+            p.num(INTERVAL.name),
+            p.num(DURATION.name),
+            Policy::of(p)?,
+            Level::parse(p.text(background_load::PARAM.name))?,
+        )
+    }
+
+    /// One measuring thread per CPU at most.
+    pub fn max_load(&self) -> Option<u32> {
+        Some(self.cpus.max(1))
+    }
+
+    /// The trial: a warm-up long enough for the threads to fault in and
+    /// settle, then windows that split the duration over the least number
+    /// of trials (one interval at least), paced by `pacing`.
+    pub fn trial_plan(&self, run: &TrialPlan, pacing: Pacing) -> TrialPlan {
+        TrialPlan {
+            warmup_ns: 200_000_000,
+            window_ns: (self.duration_ns / DEFAULT_MIN_TRIALS as u64).max(self.interval_ns),
+            pacing,
+            ..run.clone()
+        }
+    }
+}
 
 /// A real-time scheduling request for the measuring threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

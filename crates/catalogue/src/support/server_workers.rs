@@ -24,15 +24,16 @@
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::ScopedJoinHandle;
 use std::time::Duration;
 
 use touchstone_harness::workload::ServerLink;
 use touchstone_harness::{BenchError, Fallible};
 
-use super::placement::{client_beside_server, pin_self, Placement};
+use super::placement::{self, client_beside_server, pin_self, Placement};
 use super::sockets;
 use super::sys::close;
-use crate::params::Param;
+use crate::params::{Param, Point};
 
 /// How many worker threads serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +96,78 @@ impl Workers {
             (Workers::One, Placement::Spread) => cpus.saturating_sub(1).max(1),
             _ => cpus.max(1),
         }
+    }
+}
+
+/// The server side of udp_rr and tcp_crr: what they take from a point
+/// (the request and response size, the placement, the server's workers,
+/// whether the run is quick) and the current trial's sockets.
+#[derive(Debug)]
+pub struct EchoSide {
+    pub size: usize,
+    pub placement: Placement,
+    /// A worker per CPU (default) or one.
+    pub workers: Workers,
+    /// A quick run: two loads (`quick_loads_from`).
+    pub quick: bool,
+    /// The current trial's sockets, one per worker: (fd, port) of a
+    /// listener (tcp_crr) or of a UDP socket (udp_rr).
+    pub socks: Vec<(RawFd, u16)>,
+}
+
+impl EchoSide {
+    pub fn new(size: usize, placement: Placement) -> EchoSide {
+        EchoSide {
+            size: size.max(1),
+            placement,
+            workers: Workers::PerCpu,
+            quick: false,
+            socks: Vec::new(),
+        }
+    }
+
+    /// From the point's `size` parameter (each family has its own bounds),
+    /// `cpus` (`placement::SERVER_PARAM`) and `server` (`PARAM`).
+    pub fn from_point(p: &Point, size: &Param, quick: bool) -> Result<EchoSide, String> {
+        let mut side = EchoSide::new(
+            p.num(size.name) as usize,
+            Placement::parse(p.text(placement::SERVER_PARAM.name))?,
+        );
+        side.workers = Workers::parse(p.text(PARAM.name)).unwrap_or(Workers::PerCpu);
+        side.quick = quick;
+        Ok(side)
+    }
+
+    /// The CPU worker `i` is pinned to, if any.
+    pub fn worker_cpu(&self, cpus: &[usize], i: usize) -> Option<usize> {
+        self.workers.worker_cpu(self.placement, cpus, i)
+    }
+
+    /// The port of the worker that serves connection (or socket) `j`.
+    pub fn port_of(&self, j: u32) -> u16 {
+        self.socks[worker_of(j, self.socks.len())].1
+    }
+
+    /// Close the trial's sockets.
+    pub fn release(&mut self) {
+        close_all(&self.socks);
+        self.socks.clear();
+    }
+
+    /// Every worker runs `body(socket, link)` on its own socket, pinned as
+    /// the placement says (`serve`).
+    pub fn serve(
+        &self,
+        cpus: &[usize],
+        link: &mut dyn ServerLink,
+        body: &(dyn Fn(RawFd, &mut dyn ServerLink) -> Fallible + Sync),
+    ) -> Fallible {
+        serve(
+            self.socks.len(),
+            &|i| self.worker_cpu(cpus, i),
+            link,
+            &|i, link| body(self.socks[i].0, link),
+        )
     }
 }
 
@@ -221,17 +294,23 @@ pub fn serve(
             std::thread::sleep(WATCH);
         }
         stop.store(true, Ordering::Release);
-        let mut first = started;
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        first
+        join_all(handles, started)
     })
+}
+
+/// Join every server thread. The result is `so_far` if that is an error,
+/// else the first thread's error (a panic counts as one), else Ok.
+pub fn join_all(handles: Vec<ScopedJoinHandle<'_, Fallible>>, so_far: Fallible) -> Fallible {
+    let mut first = so_far;
+    for h in handles {
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
 }
 
 #[cfg(test)]

@@ -445,6 +445,34 @@ pub fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> Fallible {
     Ok(())
 }
 
+/// Wait at most `timeout_ms` for events on `ep`: how many filled the
+/// front of `events`, 0 on a timeout or a signal (the callers then look at
+/// their stop flag and wait again).
+#[inline]
+pub fn epoll_wait(
+    ep: RawFd,
+    events: &mut [libc::epoll_event],
+    timeout_ms: libc::c_int,
+) -> Fallible<usize> {
+    // SAFETY: a valid events array of the stated length.
+    let n = unsafe {
+        libc::epoll_wait(
+            ep,
+            events.as_mut_ptr(),
+            events.len() as libc::c_int,
+            timeout_ms,
+        )
+    };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return Ok(0);
+        }
+        return Err(BenchError(format!("epoll_wait: {e}")));
+    }
+    Ok(n as usize)
+}
+
 /// Fill `buf` from a stream; Ok(false) on a clean end of file (or a reset)
 /// before its first byte, an error on one in the middle of a message.
 #[inline]

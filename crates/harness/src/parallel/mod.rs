@@ -10,7 +10,7 @@
 //! every process before the error is returned: no hang, orphan or zombie.
 
 pub(crate) mod pipes;
-mod shared;
+pub(crate) mod shared;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -308,18 +308,11 @@ fn supervise(
         unsafe { libc::poll(&mut pfd, 1, 50) };
         let mut buf = [0u8; 256];
         loop {
-            // SAFETY: non-blocking read into a valid buffer.
-            let r = unsafe {
-                libc::read(
-                    up.read_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                )
-            };
-            if r <= 0 {
+            let r = pipes::read_waiting(up.read_fd(), &mut buf);
+            if r == 0 {
                 break;
             }
-            for &b in &buf[..r as usize] {
+            for &b in &buf[..r] {
                 match b {
                     READY => ready += 1,
                     WARM => warm += 1,

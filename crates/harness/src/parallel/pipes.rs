@@ -63,6 +63,14 @@ pub fn send(fd: RawFd, msg: u8) -> std::io::Result<()> {
     }
 }
 
+/// Read the messages waiting on a non-blocking pipe into `buf`: how many
+/// bytes came, 0 when none are waiting (or the pipe is at its end).
+pub fn read_waiting(fd: RawFd, buf: &mut [u8]) -> usize {
+    // SAFETY: non-blocking read into a valid buffer of the stated length.
+    let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+    r.max(0) as usize
+}
+
 /// Block until the write end is closed (the barrier is broadcast).
 pub fn wait_closed(fd: RawFd) -> std::io::Result<()> {
     let mut b = 0u8;

@@ -38,6 +38,27 @@ pub struct RawInterval {
     pub preemptions: AtomicU32,
 }
 
+/// A fresh anonymous mapping of `len` bytes that forked children share,
+/// zero-filled by the kernel (all-zero bytes are valid atomics); `flags`
+/// add to MAP_SHARED | MAP_ANONYMOUS. The owner unmaps it when dropped.
+pub fn map_shared(len: usize, flags: libc::c_int) -> std::io::Result<*mut u8> {
+    // SAFETY: a new mapping at an address the kernel chooses.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS | flags,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
 pub struct Slots {
     base: *mut u8,
     len: usize,
@@ -55,23 +76,8 @@ impl Slots {
         let raw = std::mem::size_of::<Header>() + reps * std::mem::size_of::<RawInterval>();
         let slot_size = raw.div_ceil(64) * 64; // own cache lines per process
         let len = (slot_size * count).max(1);
-        // SAFETY: a fresh anonymous shared mapping, zero-filled by the kernel;
-        // all-zero bytes are valid atomics.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
         Ok(Slots {
-            base: p as *mut u8,
+            base: map_shared(len, 0)?,
             len,
             slot_size,
             count,
@@ -146,15 +152,20 @@ impl Slots {
 
     pub fn error(&self, i: usize) -> Option<String> {
         let h = self.header(i);
-        let n = h.error_len.load(Ordering::Acquire) as usize;
-        (n > 0).then(|| {
-            let v: Vec<u8> = h.error[..n]
-                .iter()
-                .map(|b| b.load(Ordering::Relaxed))
-                .collect();
-            String::from_utf8_lossy(&v).into_owned()
-        })
+        read_text(&h.error, &h.error_len)
     }
+}
+
+/// The text of `len` bytes written into a shared `area`, if any.
+pub(crate) fn read_text(area: &[AtomicU8], len: &AtomicU32) -> Option<String> {
+    let n = len.load(Ordering::Acquire) as usize;
+    (n > 0).then(|| {
+        let v: Vec<u8> = area[..n]
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        String::from_utf8_lossy(&v).into_owned()
+    })
 }
 
 impl Drop for Slots {

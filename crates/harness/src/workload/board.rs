@@ -17,6 +17,7 @@ use touchstone_results::curve::latency_histogram;
 
 use super::client::{ClientRecord, OpCpu};
 use super::MAX_OP_TYPES;
+use crate::parallel::shared::{map_shared, read_text};
 
 pub const ERROR_BYTES: usize = 1024;
 
@@ -85,23 +86,8 @@ impl Board {
         let hist_bytes = max_histogram_bytes().div_ceil(64) * 64;
         let slot_size = (std::mem::size_of::<Slot>().div_ceil(64) * 64) + types * hist_bytes;
         let len = header_size() + slot_size * clients;
-        // SAFETY: a fresh anonymous shared mapping, zero-filled by the
-        // kernel; all-zero bytes are valid atomics.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
         Ok(Board {
-            base: p as *mut u8,
+            base: map_shared(len, libc::MAP_NORESERVE)?,
             len,
             clients,
             types,
@@ -245,17 +231,6 @@ fn write_text(area: &[AtomicU8], len: &AtomicU32, msg: &str) {
         area[k].store(c, Ordering::Relaxed);
     }
     len.store(n as u32, Ordering::Release);
-}
-
-fn read_text(area: &[AtomicU8], len: &AtomicU32) -> Option<String> {
-    let n = len.load(Ordering::Acquire) as usize;
-    (n > 0).then(|| {
-        let v: Vec<u8> = area[..n]
-            .iter()
-            .map(|c| c.load(Ordering::Relaxed))
-            .collect();
-        String::from_utf8_lossy(&v).into_owned()
-    })
 }
 
 impl Drop for Board {

@@ -241,6 +241,18 @@ mod tests {
         types: usize,
         k: usize,
     }
+    impl Known {
+        /// Ops costing `costs` in turn on the fake clock `now`, typed
+        /// round-robin over `types`.
+        fn new(now: &Rc<Cell<u64>>, costs: Vec<u64>, types: usize) -> Known {
+            Known {
+                now: now.clone(),
+                costs,
+                types,
+                k: 0,
+            }
+        }
+    }
     impl Client for Known {
         fn op(&mut self) -> Fallible<usize> {
             let c = self.costs[self.k % self.costs.len()];
@@ -297,12 +309,7 @@ mod tests {
     #[test]
     fn counts_exactly_the_operations_that_end_inside_the_window() {
         let now = Rc::new(Cell::new(0));
-        let mut c = Known {
-            now: now.clone(),
-            costs: vec![1000],
-            types: 1,
-            k: 0,
-        };
+        let mut c = Known::new(&now, vec![1000], 1);
         // Ends at 1000·k; [10 500, 20 500) holds 11 000 … 20 000: 10 ops.
         let mut b = board(&now, 5_000, (10_500, 20_500));
         let mut h = vec![latency_histogram()];
@@ -335,12 +342,7 @@ mod tests {
             }
         }
         let now = Rc::new(Cell::new(0));
-        let mut c = Batch(Known {
-            now: now.clone(),
-            costs: vec![15_049, 15_051],
-            types: 1,
-            k: 0,
-        });
+        let mut c = Batch(Known::new(&now, vec![15_049, 15_051], 1));
         let mut b = board(&now, 0, (30_100, 30_100 + 10 * 30_100));
         let mut h = vec![latency_histogram()];
         let rec = drive(&mut c, None, &FakeTimer(now.clone()), &mut b, &mut h).unwrap();
@@ -353,12 +355,7 @@ mod tests {
     fn a_mix_lands_in_the_histogram_of_each_type() {
         let now = Rc::new(Cell::new(0));
         // Types 0, 1, 2 in turn, costing 100, 200, 300 ns.
-        let mut c = Known {
-            now: now.clone(),
-            costs: vec![100, 200, 300],
-            types: 3,
-            k: 0,
-        };
+        let mut c = Known::new(&now, vec![100, 200, 300], 3);
         // Each round of three ops takes 600 ns; a window of 100 rounds
         // starting on a round boundary holds 100 of each.
         let mut b = board(&now, 0, (60_000, 120_000));
@@ -376,12 +373,7 @@ mod tests {
     #[test]
     fn an_operation_type_outside_the_mix_is_an_error() {
         let now = Rc::new(Cell::new(0));
-        let mut c = Known {
-            now: now.clone(),
-            costs: vec![10],
-            types: 2,
-            k: 0,
-        };
+        let mut c = Known::new(&now, vec![10], 2);
         let mut b = board(&now, 0, (0, 1000));
         let mut h = vec![latency_histogram()];
         let e = drive(&mut c, None, &FakeTimer(now), &mut b, &mut h).unwrap_err();
@@ -395,12 +387,7 @@ mod tests {
         // except every 50th, which costs 11 000 (a stall of 5 intervals).
         let mut costs = vec![1000; 50];
         costs[49] = 11_000;
-        let mut c = Known {
-            now: now.clone(),
-            costs,
-            types: 1,
-            k: 0,
-        };
+        let mut c = Known::new(&now, costs, 1);
         let schedule = Schedule::for_client(Pacing::Open { rate: 500_000.0 }, 0, 1).unwrap();
         assert_eq!(schedule.interval_ns, 2000.0);
         let mut b = board(&now, 0, (0, 1_000_000));
@@ -428,12 +415,7 @@ mod tests {
         assert!((499..=501).contains(&h[0].len()), "{}", h[0].len());
         // A closed loop on the same ops records no wait at all.
         let now2 = Rc::new(Cell::new(0));
-        let mut c2 = Known {
-            now: now2.clone(),
-            costs: c.costs.clone(),
-            types: 1,
-            k: 0,
-        };
+        let mut c2 = Known::new(&now2, c.costs.clone(), 1);
         let mut b2 = board(&now2, 0, (0, 1_000_000));
         let mut h2 = vec![latency_histogram()];
         drive(&mut c2, None, &FakeTimer(now2), &mut b2, &mut h2).unwrap();
@@ -461,12 +443,7 @@ mod tests {
     fn latency_runs_from_the_start_a_client_reports() {
         let now = Rc::new(Cell::new(10_000));
         let mut c = Delivering {
-            inner: Known {
-                now: now.clone(),
-                costs: vec![1000],
-                types: 1,
-                k: 0,
-            },
+            inner: Known::new(&now, vec![1000], 1),
             age: 5000,
             origin: 0,
         };

@@ -309,29 +309,22 @@ pub enum WorkloadError {
 
 /// The soft limit on open files (`ulimit -n`) of processes started now.
 pub fn open_files_limit() -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit fills a local struct.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0
-        || r.rlim_cur == libc::RLIM_INFINITY
-    {
-        return u64::MAX;
-    }
-    r.rlim_cur
+    soft_limit(libc::RLIMIT_NOFILE)
 }
 
 /// The soft limit on processes and threads of this user (`ulimit -u`).
 pub fn tasks_limit() -> u64 {
+    soft_limit(libc::RLIMIT_NPROC)
+}
+
+/// The soft limit on `resource`; u64::MAX when unlimited or unknown.
+fn soft_limit(resource: libc::__rlimit_resource_t) -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit fills a local struct.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) } != 0
-        || r.rlim_cur == libc::RLIM_INFINITY
-    {
+    if unsafe { libc::getrlimit(resource, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
         return u64::MAX;
     }
     r.rlim_cur

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::clock::now_ns;
+use crate::parallel::shared::map_shared;
 
 /// Pids the fake workload's processes record, in memory shared across fork.
 pub(super) struct SharedPids {
@@ -21,19 +22,8 @@ unsafe impl Sync for SharedPids {}
 
 impl SharedPids {
     pub(super) fn new(n: usize) -> SharedPids {
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                n * 4,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
         SharedPids {
-            base: p as *mut AtomicI32,
+            base: map_shared(n * 4, 0).unwrap() as *mut AtomicI32,
             n,
         }
     }

@@ -537,23 +537,16 @@ impl Supervisor<'_> {
         unsafe { libc::poll(&mut pfd, 1, wait_ms as libc::c_int) };
         let mut buf = [0u8; 256];
         loop {
-            // SAFETY: non-blocking read into a valid buffer (before the
-            // clients are forked the pipe may block, but poll said ready or
-            // we skip: a read only follows POLLIN).
+            // Before the clients are forked the pipe may block, but poll
+            // said ready or we skip: a read only follows POLLIN.
             if pfd.revents & libc::POLLIN == 0 {
                 break;
             }
-            let r = unsafe {
-                libc::read(
-                    self.up.read_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                )
-            };
-            if r <= 0 {
+            let r = pipes::read_waiting(self.up.read_fd(), &mut buf);
+            if r == 0 {
                 break;
             }
-            for &b in &buf[..r as usize] {
+            for &b in &buf[..r] {
                 match b {
                     SERVER_READY => self.counts.server_ready += 1,
                     READY => self.counts.ready += 1,
@@ -563,7 +556,7 @@ impl Supervisor<'_> {
                     _ => {}
                 }
             }
-            if (r as usize) < buf.len() {
+            if r < buf.len() {
                 break;
             }
             // More may be waiting; poll again without blocking.

@@ -12,6 +12,7 @@ use touchstone_harness::clock::now_ns;
 use touchstone_harness::{BenchError, Fallible};
 
 use crate::support::http::{self, parse_decimal, parse_request, Method, Out};
+use crate::support::server_workers;
 use crate::support::sockets::{self, set_nodelay};
 use crate::support::sys::{check, close, cstring};
 use crate::support::web_files::{file_index, MappedSet, CLASSES, FILES_PER_CLASS};
@@ -108,15 +109,7 @@ pub fn serve_until(
             }
         }
         stop.store(true, Ordering::Relaxed);
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(BenchError("a server thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result
+        server_workers::join_all(handles, result)
     });
     // Connections dealt to a thread that had stopped.
     let mut left = Vec::new();
@@ -221,16 +214,8 @@ fn worker(sh: &Shared<'_>, me: usize) -> Fallible {
         )?;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
         while !sh.stop.load(Ordering::Relaxed) {
-            // SAFETY: a valid events array of the stated length.
-            let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), 64, WAIT_MS) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(BenchError(format!("epoll_wait: {e}")));
-            }
-            for ev in &events[..n as usize] {
+            let n = sockets::epoll_wait(ep, &mut events, WAIT_MS)?;
+            for ev in &events[..n] {
                 if ev.u64 == LISTENER_TOKEN {
                     accept_all(sh, me, &mut pending)?;
                     for fd in pending.drain(..) {

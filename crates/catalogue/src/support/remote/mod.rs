@@ -52,6 +52,23 @@ pub fn of(p: &Point) -> Option<&str> {
         .filter(|a| *a != LOCAL)
 }
 
+/// The case of a socket family that runs here or, with `remote:HOST:PORT`,
+/// against `touchstone serve` there: messages of the point's `size`, in
+/// `exchange` with serve, or in `local(size)`'s case between two local
+/// processes.
+pub fn local_or_remote(
+    p: &Point,
+    size: &Param,
+    exchange: Exchange,
+    local: impl FnOnce(usize) -> Result<Built, String>,
+) -> Result<Built, String> {
+    let size = p.num(size.name) as usize;
+    match of(p) {
+        Some(addr) => RemoteCase::case(addr, exchange, size),
+        None => local(size),
+    }
+}
+
 const ECHO: u8 = b'E';
 const PULL: u8 = b'P';
 const CPU: u8 = b'C';
