@@ -36,6 +36,17 @@ impl Sandbox {
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
+
+    /// `run` of a command line as typed, its words split at white space.
+    pub fn run_line(&self, line: &str) -> Output {
+        self.run(&words(line))
+    }
+}
+
+/// A command line's words, split at white space (no quoting: for
+/// arguments without spaces).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 pub fn text(o: &Output) -> String {
@@ -44,6 +55,20 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// That the command's output (standard output and error) says `phrase`.
+#[track_caller]
+pub fn assert_says(o: &Output, phrase: &str) {
+    let out = text(o);
+    assert!(out.contains(phrase), "{phrase:?} not in: {out}");
+}
+
+/// That the command was refused as bad input (exit status 2) saying `phrase`.
+#[track_caller]
+pub fn assert_refused(o: &Output, phrase: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", text(o));
+    assert_says(o, phrase);
 }
 
 /// A fast run of the harness self-check so tests have something stored.

@@ -704,16 +704,9 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
 #[test]
 fn an_unknown_host_is_an_error_of_that_host() {
     let s = Sandbox::new();
-    let o = s.run(&[
-        "fleet",
-        "run",
-        "--hosts",
-        "no-such-host.invalid",
-        "--connect-timeout",
-        "2s",
-        "lat_syscall/null",
-        "--quick",
-    ]);
+    let o = s.run_line(
+        "fleet run --hosts no-such-host.invalid --connect-timeout 2s lat_syscall/null --quick",
+    );
     let out = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(

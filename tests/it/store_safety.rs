@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
-use crate::common::{quick_run, stored_runs, text, unavailable, Sandbox, Terminal};
+use crate::common::{
+    assert_refused, assert_says, quick_run, stored_runs, text, unavailable, Sandbox, Terminal,
+};
 
 /// The one document `show --json` prints for `spec`.
 fn shown_run(s: &Sandbox, spec: &str) -> Value {
@@ -242,7 +244,7 @@ fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("failpoint store_add"), "{}", text(&o));
+    assert_says(&o, "failpoint store_add");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
     let stored = shown_run(&s, "last");
     assert_eq!(stored["status"], "complete");
@@ -269,8 +271,7 @@ fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
             .is_some_and(|r| r["status"] == "running")
     });
     let o = s.run(&["runs", "delete", "doomed", "--yes"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("still running"), "{}", text(&o));
+    assert_refused(&o, "still running");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
@@ -298,7 +299,7 @@ fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
     let report = text(&s.run(&["report"]));
     assert!(report.contains("[crashed]"), "{report}");
     let compare = s.run(&["compare", &fine, "doomed"]);
-    assert!(text(&compare).contains("[crashed]"), "{}", text(&compare));
+    assert_says(&compare, "[crashed]");
     let export = s.run(&["export"]);
     let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
     assert_eq!(doc["runs"][1]["status"], "crashed");
@@ -343,16 +344,16 @@ fn runs_are_relabelled_and_deleted_asking_first_on_a_terminal() {
     let mut t = Terminal::open();
     let o = t.answer(&s, &["runs", "delete", "b"], "n\n");
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("[y/N]"), "{}", text(&o));
-    assert!(text(&o).contains("nothing deleted"), "{}", text(&o));
+    assert_says(&o, "[y/N]");
+    assert_says(&o, "nothing deleted");
     assert_eq!(stored_runs(&s).len(), 2);
     let o = t.answer(&s, &["runs", "relabel", "b", "renamed"], "no\n");
-    assert!(text(&o).contains("nothing changed"), "{}", text(&o));
+    assert_says(&o, "nothing changed");
     assert_eq!(shown_run(&s, &b)["label"], "b");
     // "yes" deletes the run with its measurements; --yes does not ask.
     let o = t.answer(&s, &["runs", "delete", "b"], "y\n");
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("deleted 1 run(s)"), "{}", text(&o));
+    assert_says(&o, "deleted 1 run(s)");
     let c = rusqlite::Connection::open(s.db()).unwrap();
     let left: i64 = c
         .query_row(
@@ -416,7 +417,7 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
     // A store from before the inventory reads as one with none.
     let o = s.run(&["inventory", "list"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("no host inventory"), "{}", text(&o));
+    assert_says(&o, "no host inventory");
     assert_eq!(version(), 2, "reading never writes");
     let o = s.run(&["runs", "relabel", &id, "relabelled"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -485,16 +486,14 @@ fn reading_commands_work_on_a_read_only_store() {
         let _file = Mount::read_only_file(&db).expect("bind mount");
         check_reads("read-only file");
         let o = run(&["run", "null_loop", "--quick"]);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(text(&o).contains("cannot be written"), "{}", text(&o));
+        assert_refused(&o, "cannot be written");
     }
 
     // The whole file system read-only.
     fs.remount_read_only();
     check_reads("read-only file system");
     let o = run(&["runs", "delete", "--yes", "one"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("cannot be written"), "{}", text(&o));
+    assert_refused(&o, "cannot be written");
     let o = run(&["runs", "--json"]);
     let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 2);
@@ -669,8 +668,7 @@ fn a_damaged_stored_document_is_skipped_with_a_warning_and_can_be_deleted() {
     warned(&compare);
 
     let show = s.run(&["show", &bad]);
-    assert_eq!(show.status.code(), Some(2));
-    assert!(text(&show).contains("runs delete"), "{}", text(&show));
+    assert_refused(&show, "runs delete");
 
     let o = s.run(&["runs", "delete", &bad]);
     assert!(o.status.success(), "{}", text(&o));
