@@ -1,6 +1,5 @@
 //! Synthetic runs, measurements and load curves for the analysis tests.
 
-use touchstone_results::convergence::Rule;
 use touchstone_results::curve::{
     latency_histogram, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
