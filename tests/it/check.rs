@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use synth::{measurement, noisy, run, Rng};
 use touchstone_results::fingerprint::Fingerprint;
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
 use crate::common::{assert_refused, assert_says, text, Sandbox};
@@ -61,8 +60,7 @@ fn store_history(sandbox: &Sandbox) {
             _ => node_run(&mut rng, &format!("slowed{d}"), d, 1.3, "always"),
         })
         .collect();
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(&runs).unwrap();
+    sandbox.store(&runs);
 }
 
 /// A history of eight steady runs with `judged` last: the store for a check of `judged`.
@@ -72,8 +70,7 @@ fn store_with(sandbox: &Sandbox, judged_slow: f64) -> &'static str {
         .map(|d| node_run(&mut rng, &format!("steady{d}"), d, 1.0, "never"))
         .collect();
     runs.push(node_run(&mut rng, "judged", 8, judged_slow, "never"));
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(&runs).unwrap();
+    sandbox.store(&runs);
     "judged"
 }
 

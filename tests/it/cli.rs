@@ -268,13 +268,7 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
         "--label",
         marker,
     ];
-    let child = s
-        .cmd()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let v: serde_json::Value = serde_json::from_str(&stored(s)).unwrap();

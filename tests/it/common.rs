@@ -1,9 +1,12 @@
 //! Shared helpers: run the built binary against a private temporary store.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
+use touchstone_results::store::{Open, Store};
+use touchstone_results::Run;
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -35,6 +38,45 @@ impl Sandbox {
 
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
+    }
+
+    /// The sandbox's store, created, holding `runs` as imported.
+    pub fn store(&self, runs: &[Run]) {
+        let mut store = Store::open(&self.db(), Open::CreateIfMissing).unwrap();
+        store.import_runs(runs).unwrap();
+    }
+
+    /// The command started in the background, its output kept for
+    /// `wait_with_output`.
+    pub fn spawn<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// The command started in the background, its output thrown away.
+    pub fn spawn_silent<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// The command started in the background reading what the test writes
+    /// to its standard input, its output kept for `wait_with_output`.
+    pub fn spawn_fed<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// `run` of a command line as typed, its words split at white space.

@@ -9,7 +9,6 @@
 mod synth;
 
 use synth::{measurement, noisy, run, Rng};
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
 use crate::common::{text, Sandbox};
@@ -37,11 +36,6 @@ fn host(rng: &mut Rng, id: &str, name: &str, spread: f64, slow: f64) -> Run {
     r
 }
 
-fn stored(sandbox: &Sandbox, runs: &[Run]) {
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(runs).unwrap();
-}
-
 const SPREAD: [f64; 5] = [1.0, 1.015, 0.99, 1.02, 0.995];
 
 #[test]
@@ -60,7 +54,7 @@ fn the_slow_node_is_flagged_and_the_rule_is_stated() {
     let mut old = host(&mut rng, "r2-old", "node2", 1.0, 1.0);
     old.started_at -= chrono::Duration::days(3);
     runs.push(old);
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let html = sandbox.path("fleet.html");
     let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
@@ -92,7 +86,7 @@ fn a_normal_spread_flags_nobody_and_two_hosts_are_too_few() {
         r.host.memory_bytes = 512 << 30;
         runs.push(r);
     }
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let o = sandbox.run(&["fleet", "report"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -139,7 +133,7 @@ fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
             .insert(format!("remote:{addr}"), "node0".into());
         runs.push(r);
     }
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let html = sandbox.path("fleet.html");
     let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));

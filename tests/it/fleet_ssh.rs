@@ -748,14 +748,7 @@ fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client
     assert!(out.contains("in use"), "{out}");
     drop(busy);
 
-    let mut serve = s
-        .cmd()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut serve = s.spawn_fed(["serve", "--listen", "127.0.0.1:0"]);
     let mut line = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(serve.stdout.as_mut().unwrap()),

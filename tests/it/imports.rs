@@ -4,7 +4,6 @@
 //! terminal without their escape sequences.
 
 use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::{assert_refused, text, Sandbox};
@@ -45,14 +44,7 @@ fn import_of_dev_zero_stops_at_once_with_a_message() {
 #[test]
 fn an_endless_stream_stops_at_the_size_limit() {
     let s = Sandbox::new();
-    let mut child = s
-        .cmd()
-        .args(["import", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_fed(["import", "-"]);
     let mut stdin = child.stdin.take().unwrap();
     // Whitespace is valid JSON padding: only the limit stops it.
     let feeder = std::thread::spawn(move || {
@@ -72,13 +64,7 @@ fn an_endless_stream_stops_at_the_size_limit() {
 #[test]
 fn import_dash_reads_standard_input() {
     let s = Sandbox::new();
-    let mut child = s
-        .cmd()
-        .args(["import", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_fed(["import", "-"]);
     child
         .stdin
         .take()

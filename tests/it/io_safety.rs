@@ -6,7 +6,7 @@
 //! and nothing is left after Ctrl-C.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{assert_says, measurement_names, text, unavailable, Sandbox};
@@ -285,20 +285,14 @@ fn files_are_written_only_in_dir_and_removed_on_ctrl_c() {
     let s = Sandbox::new();
     let dir = s.path("target");
     std::fs::create_dir(&dir).unwrap();
-    let mut child = s
-        .cmd()
-        .args([
-            "run",
-            "io/write/pattern:rand/bs:8k/size:32m",
-            "-r",
-            "1001",
-            "--dir",
-            dir.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent([
+        "run",
+        "io/write/pattern:rand/bs:8k/size:32m",
+        "-r",
+        "1001",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
     let pid = child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen_test_file = false;

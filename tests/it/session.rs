@@ -156,13 +156,7 @@ fn a_store_error_mid_run_finishes_the_run_as_failed_and_keeps_what_was_stored() 
 /// more, so a measurement is under way), then send SIGINT; return the exit
 /// code.
 fn interrupt(s: &Sandbox, args: &[&str]) -> Option<i32> {
-    let mut child = s
-        .cmd()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     // Until the run's process has created the store, `runs` finds none.
     let running = || {

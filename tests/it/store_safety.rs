@@ -186,25 +186,19 @@ fn four_runs_and_reports_at_once_on_one_store_all_complete() {
 #[test]
 fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
     let s = Sandbox::new();
-    let child = s
-        .cmd()
-        .args([
-            "run",
-            "null_loop",
-            // Each case longer than the store's interval (a second), so
-            // the lock is taken while one is still to be stored.
-            "spin/time:50ms,60ms",
-            // One round: the cases in the order given, each stored when done.
-            "--rounds",
-            "1",
-            "-r",
-            "30",
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn([
+        "run",
+        "null_loop",
+        // Each case longer than the store's interval (a second), so
+        // the lock is taken while one is still to be stored.
+        "spin/time:50ms,60ms",
+        // One round: the cases in the order given, each stored when done.
+        "--rounds",
+        "1",
+        "-r",
+        "30",
+        "--json",
+    ]);
     wait_until(
         "the first measurement stored",
         Duration::from_secs(60),
@@ -258,13 +252,7 @@ fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
 fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
     let s = Sandbox::new();
     let fine = quick_run(&s, "fine");
-    let mut child = s
-        .cmd()
-        .args(["run", "spin/time:20ms", "-r", "500", "--label", "doomed"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent(["run", "spin/time:20ms", "-r", "500", "--label", "doomed"]);
     wait_until("the run stored as running", Duration::from_secs(60), || {
         stored_runs(&s)
             .get(1)

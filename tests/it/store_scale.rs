@@ -61,13 +61,7 @@ fn a_farm_store_exported_imports_whole_into_an_empty_store() {
 
 /// The peak resident memory of `touchstone ARGS` on the store of `s`, KiB.
 fn peak_rss_kib(s: &Sandbox, args: &[&str]) -> i64 {
-    let child = s
-        .cmd()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = s.spawn_silent(args);
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     // SAFETY: wait4 on our own child fills the status and usage given.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
