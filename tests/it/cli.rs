@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_refused, quick_run, text, Sandbox};
+use crate::common::{assert_refused, quick_run, scratch_dirs, text, Sandbox};
 
 fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
@@ -309,11 +309,7 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
         processes_with(&marker).is_empty(),
         "processes outlived the run"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let leftovers = scratch_dirs(&s);
     assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
 }
 
@@ -345,16 +341,9 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     assert_eq!(runs[1]["measurements"], 1);
     assert!(s.run(&["show", &earlier]).status.success());
     // The dead run's scratch directory is swept by the next run.
-    assert!(std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .any(|e| e.file_name().to_string_lossy().starts_with("touchstone-")));
+    assert!(!scratch_dirs(&s).is_empty());
     quick_run(&s, "after");
-    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let leftovers = scratch_dirs(&s);
     assert!(
         leftovers.is_empty(),
         "stale scratch not removed: {leftovers:?}"

@@ -79,6 +79,20 @@ impl Sandbox {
             .unwrap()
     }
 
+    /// `run` with the test-only failpoint `at` armed (`TOUCHSTONE_FAILPOINT`,
+    /// see crates/cli/src/session.rs): a build or store failure injected.
+    pub fn run_failing<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(
+        &self,
+        at: &str,
+        args: I,
+    ) -> Output {
+        self.cmd()
+            .args(args)
+            .env("TOUCHSTONE_FAILPOINT", at)
+            .output()
+            .unwrap()
+    }
+
     /// `run` of a command line as typed, its words split at white space.
     pub fn run_line(&self, line: &str) -> Output {
         self.run(&words(line))
@@ -133,6 +147,15 @@ pub fn leftovers(s: &Sandbox) -> Vec<String> {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| !n.starts_with("results.sqlite"))
+        .collect()
+}
+
+/// The scratch directories (`touchstone-*`) in the sandbox's temporary
+/// directory: none outlives a run, once the next run swept a crashed one's.
+pub fn scratch_dirs(s: &Sandbox) -> Vec<String> {
+    leftovers(s)
+        .into_iter()
+        .filter(|n| n.starts_with("touchstone-"))
         .collect()
 }
 

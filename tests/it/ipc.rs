@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, unavailable, Sandbox};
+use crate::common::{scratch_dirs, text, unavailable, Sandbox};
 
 /// A private IPC namespace, gone with its holder on drop.
 struct IpcNamespace {
@@ -208,11 +208,7 @@ fn lat_sem_stopped_by_ctrl_c_or_sigterm_leaves_no_semaphore_set() {
         assert!(left.is_empty(), "signal {sig} left {left:?}");
     }
     // The scratch directories went too.
-    let scratch: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let scratch = scratch_dirs(&s);
     assert!(scratch.is_empty(), "{scratch:?}");
 }
 

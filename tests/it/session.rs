@@ -35,12 +35,7 @@ const TWO_CASES: [&str; 4] = ["run", "null_loop", "spin/time:1ms", "--quick"];
 #[test]
 fn a_case_that_fails_to_build_mid_run_is_a_failed_case_with_its_reason() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(TWO_CASES)
-        .env("TOUCHSTONE_FAILPOINT", "build_case@2-2")
-        .output()
-        .unwrap();
+    let o = s.run_failing("build_case@2-2", TWO_CASES);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_says(&o, "failpoint build_case");
     let (run, shown) = the_stored_run(&s);
@@ -70,12 +65,7 @@ fn a_case_that_fails_to_build_mid_run_is_a_failed_case_with_its_reason() {
 #[test]
 fn a_case_that_fails_in_a_later_round_keeps_its_rounds_marked_invalid() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(TWO_CASES)
-        .env("TOUCHSTONE_FAILPOINT", "build_case@3-3")
-        .output()
-        .unwrap();
+    let o = s.run_failing("build_case@3-3", TWO_CASES);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let (run, _) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");
@@ -129,12 +119,7 @@ fn a_store_error_mid_run_finishes_the_run_as_failed_and_keeps_what_was_stored() 
     let s = Sandbox::new();
     let mut args = TWO_CASES.to_vec();
     args.push("--json");
-    let o = s
-        .cmd()
-        .args(&args)
-        .env("TOUCHSTONE_FAILPOINT", "store_add@2")
-        .output()
-        .unwrap();
+    let o = s.run_failing("store_add@2", &args);
     // A store error is an error of the store (2), not of a measurement.
     assert_refused(&o, "failpoint store_add");
     // What was measured is still printed, the unstored figure included.
@@ -230,12 +215,7 @@ fn app_runs_end_the_same_ways() {
 
     // The figure measured but not stored.
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(["app", "-r", "3", "--", "true"])
-        .env("TOUCHSTONE_FAILPOINT", "store_add")
-        .output()
-        .unwrap();
+    let o = s.run_failing("store_add", ["app", "-r", "3", "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let (run, _) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");

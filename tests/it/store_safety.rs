@@ -231,12 +231,10 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
 #[test]
 fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(["run", "null_loop", "spin/time:1ms,2ms", "--quick", "--json"])
-        .env("TOUCHSTONE_FAILPOINT", "store_add@2-2")
-        .output()
-        .unwrap();
+    let o = s.run_failing(
+        "store_add@2-2",
+        ["run", "null_loop", "spin/time:1ms,2ms", "--quick", "--json"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     assert_says(&o, "failpoint store_add");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -477,12 +477,7 @@ fn a_store_error_mid_sweep_keeps_the_points_stored_before_it() {
     let mut args = vec!["run", "tcp_rr/load:1,2", "--json"];
     args.extend(SHORT);
     args.extend(ONE_CPU);
-    let o = s
-        .cmd()
-        .args(&args)
-        .env("TOUCHSTONE_FAILPOINT", "store_curve@2")
-        .output()
-        .unwrap();
+    let o = s.run_failing("store_curve@2", &args);
     assert_refused(&o, "failpoint store_curve");
     let printed = run_json(&o);
     assert_eq!(printed["curves"][0]["points"].as_array().unwrap().len(), 2);
