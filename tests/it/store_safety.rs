@@ -24,6 +24,19 @@ fn shown_run(s: &Sandbox, spec: &str) -> Value {
     serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"][0].clone()
 }
 
+/// That the run a command printed (`--json`) is stored complete as printed,
+/// with `measurements` measurements.
+#[track_caller]
+fn assert_stored_as_printed(s: &Sandbox, printed: &Value, measurements: usize) {
+    let stored = shown_run(s, printed["id"].as_str().unwrap());
+    assert_eq!(stored["status"], "complete");
+    assert_eq!(stored["measurements"], printed["measurements"]);
+    assert_eq!(
+        stored["measurements"].as_array().unwrap().len(),
+        measurements
+    );
+}
+
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !done() {
@@ -172,10 +185,7 @@ fn four_runs_and_reports_at_once_on_one_store_all_complete() {
     let runs = stored_runs(&s);
     assert_eq!(runs.len(), 5, "{runs:?}");
     for p in printed {
-        let stored = shown_run(&s, p["id"].as_str().unwrap());
-        assert_eq!(stored["status"], "complete");
-        assert_eq!(stored["measurements"], p["measurements"]);
-        assert_eq!(stored["measurements"].as_array().unwrap().len(), 2);
+        assert_stored_as_printed(&s, &p, 2);
     }
 }
 
@@ -219,11 +229,7 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
     );
     assert!(err.contains("that had waited for the store"), "{err}");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let id = printed["runs"][0]["id"].as_str().unwrap();
-    let stored = shown_run(&s, id);
-    assert_eq!(stored["status"], "complete");
-    assert_eq!(stored["measurements"], printed["runs"][0]["measurements"]);
-    assert_eq!(stored["measurements"].as_array().unwrap().len(), 3);
+    assert_stored_as_printed(&s, &printed["runs"][0], 3);
 }
 
 /// The same, fast and exactly: the second attempt to store a measurement
@@ -238,10 +244,7 @@ fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
     assert!(o.status.success(), "{}", text(&o));
     assert_says(&o, "failpoint store_add");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let stored = shown_run(&s, "last");
-    assert_eq!(stored["status"], "complete");
-    assert_eq!(stored["measurements"], printed["runs"][0]["measurements"]);
-    assert_eq!(stored["measurements"].as_array().unwrap().len(), 3);
+    assert_stored_as_printed(&s, &printed["runs"][0], 3);
 }
 
 /// A run killed outright reads as crashed in every reading command, says
