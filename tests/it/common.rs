@@ -2,7 +2,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use touchstone_results::store::{Open, Store};
@@ -133,6 +134,23 @@ pub fn quick_run(s: &Sandbox, label: &str) -> String {
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["runs"][0]["id"].as_str().unwrap().to_string()
+}
+
+/// `child`'s exit once it ends, at most `limit` from now; past that it is
+/// killed and the test fails saying `stuck`.
+#[track_caller]
+pub fn wait_within(child: &mut Child, limit: Duration, stuck: &str) -> ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{stuck}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Whether a process exists at all (a zombie counts as existing).

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, unavailable, Sandbox};
+use crate::common::{measurement_names, text, unavailable, wait_within, Sandbox};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -666,16 +666,11 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
     let mut child = lab.long_fleet_run(&s);
     must("ip", &["-n", &lab.hub(), "link", "set", "b1", "down"]);
     let cut = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if cut.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the fleet hangs on a dead link");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = wait_within(
+        &mut child,
+        Duration::from_secs(60),
+        "the fleet hangs on a dead link",
+    );
     let o = child.wait_with_output().unwrap();
     let out = text(&o);
     eprintln!("{out}");
@@ -772,17 +767,11 @@ fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client
         "--no-store",
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let t = Instant::now();
     drop(serve.stdin.take());
-    let status = loop {
-        if let Some(st) = serve.try_wait().unwrap() {
-            break st;
-        }
-        if t.elapsed() > Duration::from_secs(10) {
-            let _ = serve.kill();
-            panic!("serve outlived its client");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_within(
+        &mut serve,
+        Duration::from_secs(10),
+        "serve outlived its client",
+    );
     assert!(status.success());
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{scratch_dirs, text, unavailable, Sandbox};
+use crate::common::{scratch_dirs, text, unavailable, wait_within, Sandbox};
 
 /// A private IPC namespace, gone with its holder on drop.
 struct IpcNamespace {
@@ -130,17 +130,7 @@ fn own_ipc_namespace() -> String {
 
 /// Wait for `run` to end (at most a minute); its exit code.
 fn ended(run: &mut Child) -> Option<i32> {
-    let t = Instant::now();
-    loop {
-        if let Some(st) = run.try_wait().unwrap() {
-            return st.code();
-        }
-        if t.elapsed() > Duration::from_secs(60) {
-            let _ = run.kill();
-            panic!("the run did not end");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_within(run, Duration::from_secs(60), "the run did not end").code()
 }
 
 /// The children of process `pid`.
