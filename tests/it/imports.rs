@@ -18,6 +18,14 @@ pub fn document(id: &str, label: &str) -> String {
     v.to_string()
 }
 
+/// The corpus document (as `document`) written to `name` in the sandbox:
+/// its path.
+pub fn document_file(s: &Sandbox, name: &str, id: &str, label: &str) -> std::path::PathBuf {
+    let f = s.path(name);
+    std::fs::write(&f, document(id, label)).unwrap();
+    f
+}
+
 /// What `runs --json` lists, to tell whether the store changed.
 pub fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
