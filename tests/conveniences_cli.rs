@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use cli::{ok, touchstone};
+use cli::{ok, touchstone, words};
 use serde_json::Value;
 use synth::{measurement, noisy, run, Rng};
 use touchstone_results::store::{Open, Store};
@@ -150,14 +150,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     let start = Instant::now();
     let text = ok(
         &db,
-        &[
-            "run",
-            "--dry-run",
-            "--quick",
-            "lat_syscall/null,read",
-            "-P",
-            "1,2",
-        ],
+        &words("run --dry-run --quick lat_syscall/null,read -P 1,2"),
     );
     assert!(text.contains("lat_syscall/null"), "{text}");
     assert!(text.contains("lat_syscall/read"), "{text}");
@@ -167,15 +160,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     // Two cases at 2 processes take at least 7 parallel intervals each.
     let doc: Value = serde_json::from_str(&ok(
         &db,
-        &[
-            "run",
-            "--dry-run",
-            "--quick",
-            "--json",
-            "lat_syscall/null,read",
-            "-P",
-            "1,2",
-        ],
+        &words("run --dry-run --quick --json lat_syscall/null,read -P 1,2"),
     ))
     .unwrap();
     assert_eq!(doc["cases"].as_array().unwrap().len(), 4);
@@ -192,18 +177,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     // A workload sweep: its points × trials × (warm-up + window).
     let doc: Value = serde_json::from_str(&ok(
         &db,
-        &[
-            "run",
-            "--dry-run",
-            "--json",
-            "tcp_rr/load:1,2",
-            "--cpus",
-            "1",
-            "--window",
-            "1s",
-            "--warmup",
-            "500ms",
-        ],
+        &words("run --dry-run --json tcp_rr/load:1,2 --cpus 1 --window 1s --warmup 500ms"),
     ))
     .unwrap();
     let sweep = &doc["sweeps"][0];
@@ -218,12 +192,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     // not the 2 min 40 s of the engine's 1 s + 3 s.
     let doc: Value = serde_json::from_str(&ok(
         &db,
-        &[
-            "run",
-            "--dry-run",
-            "--json",
-            "loaded_latency/mix:rd/size:1m",
-        ],
+        &words("run --dry-run --json loaded_latency/mix:rd/size:1m"),
     ))
     .unwrap();
     let sweep = &doc["sweeps"][0];

@@ -12,7 +12,7 @@ mod synth;
 use std::path::{Path, PathBuf};
 
 use browser::rendered;
-use cli::{fails, ok, store};
+use cli::{fails, ok, store, words};
 use serde_json::Value;
 use synth::{measurement, noisy, run, Rng};
 use touchstone_results::{Run, Unit};
@@ -152,17 +152,7 @@ fn report_ranks_three_hosts_by_cost_and_marks_the_pareto_front() {
     // Another currency: no per-price figures at all, and the report says why.
     ok(
         &db,
-        &[
-            "inventory",
-            "set",
-            "gamma",
-            "--price",
-            "2100",
-            "--currency",
-            "USD",
-            "--date",
-            "2026-03-01",
-        ],
+        &words("inventory set gamma --price 2100 --currency USD --date 2026-03-01"),
     );
     let v: Value = serde_json::from_str(&ok(&db, &["report", "--format", "json"])).unwrap();
     assert!(v["cost"]["runs"]

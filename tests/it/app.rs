@@ -2,17 +2,9 @@
 //! against a database in a temporary directory. Times are asserted only
 //! loosely (the machine is shared and noisy).
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn touchstone(db: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchstone"))
-        .args(args)
-        .env("TOUCHSTONE_DB", db)
-        .output()
-        .expect("touchstone runs")
-}
+use crate::common::Sandbox;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -20,9 +12,8 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn sleep_is_timed_at_about_its_length_with_a_tight_interval() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
-    let out = touchstone(&db, &["app", "--json", "-r", "7", "--", "sleep", "0.05"]);
+    let sandbox = Sandbox::new();
+    let out = sandbox.run(&["app", "--json", "-r", "7", "--", "sleep", "0.05"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let m = &doc["runs"][0]["measurements"][0];
@@ -44,7 +35,7 @@ fn sleep_is_timed_at_about_its_length_with_a_tight_interval() {
     }
     assert!(m["extra"]["peak_rss_bytes"].as_f64().unwrap() > 0.0);
     // Stored like any benchmark.
-    let shown = touchstone(&db, &["show", "last", "--json"]);
+    let shown = sandbox.run(&["show", "last", "--json"]);
     assert!(shown.status.success(), "{}", text(&shown.stderr));
     let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(doc["runs"][0]["measurements"][0]["name"], "app/sleep");
@@ -52,9 +43,8 @@ fn sleep_is_timed_at_about_its_length_with_a_tight_interval() {
 
 #[test]
 fn a_failing_command_is_reported_not_timed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
-    let out = touchstone(&db, &["app", "-r", "3", "--", "false"]);
+    let sandbox = Sandbox::new();
+    let out = sandbox.run(&["app", "-r", "3", "--", "false"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("exited with status 1"), "{err}");
@@ -69,20 +59,17 @@ fn a_failing_command_is_reported_not_timed() {
         "{stdout}"
     );
     // Nothing was stored as a figure; the run is stored as failed, with why.
-    let runs = touchstone(&db, &["runs", "--json"]);
+    let runs = sandbox.run(&["runs", "--json"]);
     let rows: Value = serde_json::from_slice(&runs.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
     assert_eq!(rows[0]["status"], "failed");
     assert_eq!(rows[0]["measurements"], 0);
-    let shown = touchstone(&db, &["show", "last", "--json"]);
+    let shown = sandbox.run(&["show", "last", "--json"]);
     let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let reason = doc["runs"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("exited with status 1"), "{reason}");
 
-    let out = touchstone(
-        &db,
-        &["app", "--name", "killed", "--", "sh", "-c", "kill -9 $$"],
-    );
+    let out = sandbox.run(&["app", "--name", "killed", "--", "sh", "-c", "kill -9 $$"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("signal 9"),
@@ -93,15 +80,14 @@ fn a_failing_command_is_reported_not_timed() {
 
 #[test]
 fn bad_input_is_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
+    let sandbox = Sandbox::new();
     for args in [
         &["app", "--", "no-such-program-xyz"][..],
         &["app", "--name", "a/b", "--", "true"][..],
         &["app", "--warmup", "0", "--", "true"][..],
         &["app", "-r", "0", "--", "true"][..],
     ] {
-        let out = touchstone(&db, args);
+        let out = sandbox.run(args);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -113,15 +99,14 @@ fn bad_input_is_refused_before_anything_runs() {
 
 #[test]
 fn predict_explains_when_it_cannot_fit() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.sqlite");
-    let out = touchstone(&db, &["app", "--name", "t", "-r", "3", "--", "true"]);
+    let sandbox = Sandbox::new();
+    let out = sandbox.run(&["app", "--name", "t", "-r", "3", "--", "true"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = touchstone(&db, &["predict", "t"]);
+    let out = sandbox.run(&["predict", "t"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(s.contains("app/t: timed on 1 of 1 machines"), "{s}");
     assert!(s.contains("No model"), "{s}");
-    let out = touchstone(&db, &["predict", "unknown-app"]);
+    let out = sandbox.run(&["predict", "unknown-app"]);
     assert_eq!(out.status.code(), Some(2));
 }

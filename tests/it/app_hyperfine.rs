@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
+use crate::common::{assert_refused, assert_says, text, Sandbox};
 
 /// A shell command that appends `word` to `log`.
 fn note(word: &str, log: &std::path::Path) -> String {
@@ -76,12 +76,7 @@ fn several_commands_take_one_option_for_all_or_one_each_in_order() {
     let out = s.run(&[
         "app", "-p", "true", "-p", "true", "-p", "true", "true", "true",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains("3 --prepare for 2 commands"),
-        "{}",
-        text(&out)
-    );
+    assert_refused(&out, "3 --prepare for 2 commands");
 }
 
 #[test]
@@ -89,11 +84,7 @@ fn a_failing_cleanup_fails_the_measurement_naming_it() {
     let s = Sandbox::new();
     let out = s.run(&["app", "--no-store", "-r", "2", "-c", "exit 3", "true"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("cleanup command `exit 3`"),
-        "{}",
-        text(&out)
-    );
+    assert_says(&out, "cleanup command `exit 3`");
 }
 
 #[test]
@@ -127,8 +118,7 @@ fn commands_as_arguments_are_split_as_hyperfine_and_the_forms_do_not_mix() {
     assert!(t.contains("touchstone app -- sleep 0.1"), "{t}");
     // Strings and a program after `--` at once: refused, saying why.
     let out = s.run(&["app", "--no-store", "true", "--", "true"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("not both"), "{}", text(&out));
+    assert_refused(&out, "not both");
 }
 
 #[test]
@@ -218,8 +208,7 @@ fn an_export_is_checked_before_running_and_not_written_when_a_run_fails() {
         "--export-json",
         db.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("results store"), "{}", text(&out));
+    assert_refused(&out, "results store");
     assert!(!db.exists());
     // A command that fails: no export, as hyperfine.
     let out = s.run(&[

@@ -18,10 +18,9 @@ use std::time::Duration;
 
 use synth::{measurement, noisy, run, Rng};
 use touchstone_results::fingerprint::Fingerprint;
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
-use crate::common::{text, Sandbox};
+use crate::common::{assert_refused, assert_says, text, Sandbox};
 use crate::fleet_slurm::{short_hostname, wait_for, Cluster, PARTITION};
 
 /// A run of node-7 on `day`: `slow` = 1.3 is 30 % slower on everything;
@@ -61,8 +60,7 @@ fn store_history(sandbox: &Sandbox) {
             _ => node_run(&mut rng, &format!("slowed{d}"), d, 1.3, "always"),
         })
         .collect();
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(&runs).unwrap();
+    sandbox.store(&runs);
 }
 
 /// A history of eight steady runs with `judged` last: the store for a check of `judged`.
@@ -72,8 +70,7 @@ fn store_with(sandbox: &Sandbox, judged_slow: f64) -> &'static str {
         .map(|d| node_run(&mut rng, &format!("steady{d}"), d, 1.0, "never"))
         .collect();
     runs.push(node_run(&mut rng, "judged", 8, judged_slow, "never"));
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(&runs).unwrap();
+    sandbox.store(&runs);
     "judged"
 }
 
@@ -133,8 +130,7 @@ fn bad_input_exits_2_and_a_measured_check_is_stored() {
     let sandbox = Sandbox::new();
     store_with(&sandbox, 1.0);
     let o = sandbox.run(&["check", "--run", "nosuch"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("nosuch"), "{}", text(&o));
+    assert_refused(&o, "nosuch");
     let o = sandbox.run(&["check", "no_such_benchmark"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     // A check that measures, on a host with no history: healthy (nothing
@@ -171,14 +167,7 @@ fn history_finds_the_change_at_its_run_and_names_it() {
     );
     assert!(out.contains("what changed: THP never → always"), "{out}");
     assert!(out.contains("1 of 2 benchmark(s) changed"), "{out}");
-    let o = sandbox.run(&[
-        "history",
-        "--host",
-        "node-7",
-        "--format",
-        "csv",
-        "lat_syscall",
-    ]);
+    let o = sandbox.run_line("history --host node-7 --format csv lat_syscall");
     assert!(o.status.success(), "{}", text(&o));
     let csv = String::from_utf8_lossy(&o.stdout);
     assert_eq!(csv.lines().count(), 13, "{csv}");
@@ -188,12 +177,7 @@ fn history_finds_the_change_at_its_run_and_names_it() {
         "{csv}"
     );
     let o = sandbox.run(&["history", "--host", "node-9"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("no run of host `node-9` (its hosts: node-7)"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "no run of host `node-9` (its hosts: node-7)");
     let o = sandbox.run(&["history", "--host", "node-7", "lat_nothing"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
@@ -260,11 +244,7 @@ fn the_slurm_wrapper_drains_only_with_drain_and_resumes_only_its_own() {
     let o = health(&cluster, &degraded, &["--drain", "--run", "judged"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let node = short_hostname();
-    assert!(
-        text(&o).contains(&format!("{node} drained")),
-        "{}",
-        text(&o)
-    );
+    assert_says(&o, &format!("{node} drained"));
     let (state, reason) = state_becomes(&cluster, "drain");
     assert_eq!(state, "drain", "{reason}");
     assert_eq!(reason, "touchstone: lat_syscall/null +30 % vs history");

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{quick_run, text, Sandbox};
+use crate::common::{assert_refused, quick_run, scratch_dirs, text, Sandbox};
 
 fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
@@ -51,16 +51,7 @@ fn a_run_is_stored_and_shown_with_units_and_intervals() {
 fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     let s = Sandbox::new();
     // One round: the median's interval of its own samples.
-    let o = s.run(&[
-        "run",
-        "null_loop",
-        "lat_syscall/null",
-        "--quick",
-        "--rounds",
-        "1",
-        "-r",
-        "3",
-    ]);
+    let o = s.run_line("run null_loop lat_syscall/null --quick --rounds 1 -r 3");
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("(75 %)"), "{out}");
@@ -81,15 +72,7 @@ fn few_repetitions_print_the_level_reached_and_each_figure_once() {
     let m = &v["runs"][0]["measurements"][0];
     assert_eq!(m["summary"]["ci_level"].as_f64().unwrap(), 0.75);
 
-    let one = s.run(&[
-        "run",
-        "lat_syscall/null",
-        "--quick",
-        "--rounds",
-        "1",
-        "-r",
-        "1",
-    ]);
+    let one = s.run_line("run lat_syscall/null --quick --rounds 1 -r 1");
     assert!(one.status.success(), "{}", text(&one));
     let row = String::from_utf8_lossy(&one.stdout)
         .lines()
@@ -109,15 +92,7 @@ fn few_repetitions_print_the_level_reached_and_each_figure_once() {
 #[test]
 fn a_micro_benchmark_converges_in_rounds_of_its_repetitions() {
     let s = Sandbox::new();
-    let o = s.run(&[
-        "run",
-        "spin/time:20us",
-        "--quick",
-        "-r",
-        "3",
-        "--converge",
-        "95,100",
-    ]);
+    let o = s.run_line("run spin/time:20us --quick -r 3 --converge 95,100");
     assert!(o.status.success(), "{}", text(&o));
     let json = s.run(&["show", "last", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -151,12 +126,7 @@ fn a_micro_benchmark_converges_in_rounds_of_its_repetitions() {
 fn an_unknown_benchmark_suggests_near_names() {
     let s = Sandbox::new();
     let o = s.run(&["run", "lat_sycall"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).contains("did you mean 'lat_syscall'"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "did you mean 'lat_syscall'");
     assert!(!s.db().exists(), "a refused run must not create a store");
 }
 
@@ -249,8 +219,7 @@ fn a_database_that_is_not_ours_is_refused_and_untouched() {
         ])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("not a SQLite database"), "{}", text(&o));
+    assert_refused(&o, "not a SQLite database");
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
         "these are my notes and not a database; please keep them"
@@ -264,8 +233,7 @@ fn an_unwritable_export_path_is_an_error() {
     let s = Sandbox::new();
     quick_run(&s, "x");
     let o = s.run(&["export", "-o", "/proc/touchstone-cannot-write-here.json"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("cannot write"), "{}", text(&o));
+    assert_refused(&o, "cannot write");
 }
 
 /// Processes whose command line carries `marker`.
@@ -300,13 +268,7 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
         "--label",
         marker,
     ];
-    let child = s
-        .cmd()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let v: serde_json::Value = serde_json::from_str(&stored(s)).unwrap();
@@ -347,11 +309,7 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
         processes_with(&marker).is_empty(),
         "processes outlived the run"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let leftovers = scratch_dirs(&s);
     assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
 }
 
@@ -383,16 +341,9 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     assert_eq!(runs[1]["measurements"], 1);
     assert!(s.run(&["show", &earlier]).status.success());
     // The dead run's scratch directory is swept by the next run.
-    assert!(std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .any(|e| e.file_name().to_string_lossy().starts_with("touchstone-")));
+    assert!(!scratch_dirs(&s).is_empty());
     quick_run(&s, "after");
-    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let leftovers = scratch_dirs(&s);
     assert!(
         leftovers.is_empty(),
         "stale scratch not removed: {leftovers:?}"

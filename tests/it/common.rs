@@ -1,9 +1,13 @@
 //! Shared helpers: run the built binary against a private temporary store.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use touchstone_results::store::{Open, Store};
+use touchstone_results::Run;
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -36,6 +40,70 @@ impl Sandbox {
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
+
+    /// The sandbox's store, created, holding `runs` as imported.
+    pub fn store(&self, runs: &[Run]) {
+        let mut store = Store::open(&self.db(), Open::CreateIfMissing).unwrap();
+        store.import_runs(runs).unwrap();
+    }
+
+    /// The command started in the background, its output kept for
+    /// `wait_with_output`.
+    pub fn spawn<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// The command started in the background, its output thrown away.
+    pub fn spawn_silent<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// The command started in the background reading what the test writes
+    /// to its standard input, its output kept for `wait_with_output`.
+    pub fn spawn_fed<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
+        self.cmd()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// `run` with the test-only failpoint `at` armed (`TOUCHSTONE_FAILPOINT`,
+    /// see crates/cli/src/session.rs): a build or store failure injected.
+    pub fn run_failing<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(
+        &self,
+        at: &str,
+        args: I,
+    ) -> Output {
+        self.cmd()
+            .args(args)
+            .env("TOUCHSTONE_FAILPOINT", at)
+            .output()
+            .unwrap()
+    }
+
+    /// `run` of a command line as typed, its words split at white space.
+    pub fn run_line(&self, line: &str) -> Output {
+        self.run(&words(line))
+    }
+}
+
+/// A command line's words, split at white space (no quoting: for
+/// arguments without spaces).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 pub fn text(o: &Output) -> String {
@@ -46,12 +114,43 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// That the command's output (standard output and error) says `phrase`.
+#[track_caller]
+pub fn assert_says(o: &Output, phrase: &str) {
+    let out = text(o);
+    assert!(out.contains(phrase), "{phrase:?} not in: {out}");
+}
+
+/// That the command was refused as bad input (exit status 2) saying `phrase`.
+#[track_caller]
+pub fn assert_refused(o: &Output, phrase: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", text(o));
+    assert_says(o, phrase);
+}
+
 /// A fast run of the harness self-check so tests have something stored.
 pub fn quick_run(s: &Sandbox, label: &str) -> String {
     let o = s.run(&["run", "null_loop", "--quick", "--label", label, "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["runs"][0]["id"].as_str().unwrap().to_string()
+}
+
+/// `child`'s exit once it ends, at most `limit` from now; past that it is
+/// killed and the test fails saying `stuck`.
+#[track_caller]
+pub fn wait_within(child: &mut Child, limit: Duration, stuck: &str) -> ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{stuck}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Whether a process exists at all (a zombie counts as existing).
@@ -66,6 +165,15 @@ pub fn leftovers(s: &Sandbox) -> Vec<String> {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| !n.starts_with("results.sqlite"))
+        .collect()
+}
+
+/// The scratch directories (`touchstone-*`) in the sandbox's temporary
+/// directory: none outlives a run, once the next run swept a crashed one's.
+pub fn scratch_dirs(s: &Sandbox) -> Vec<String> {
+    leftovers(s)
+        .into_iter()
+        .filter(|n| n.starts_with("touchstone-"))
         .collect()
 }
 

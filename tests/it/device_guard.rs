@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{is_root, not_supported_here, text, unavailable, Sandbox};
@@ -324,23 +324,17 @@ fn a_measured_device_is_claimed_for_the_whole_run() {
     let s = Sandbox::new();
     let img = image(&s, 64);
     let disk = LoopDevice::attach(&img, false);
-    let mut run = s
-        .cmd()
-        .args([
-            "run",
-            "io/write/pattern:seq/bs:64k/size:4m",
-            "-r",
-            "5",
-            "--no-store",
-            "--device",
-            &disk.dev,
-            "--destroy-data-on",
-            &disk.dev,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = s.spawn([
+        "run",
+        "io/write/pattern:seq/bs:64k/size:4m",
+        "-r",
+        "5",
+        "--no-store",
+        "--device",
+        &disk.dev,
+        "--destroy-data-on",
+        &disk.dev,
+    ]);
     // While the run has the device open, nothing else can claim it.
     let (mut seen, mut claimed_meanwhile) = (0, 0);
     while run.try_wait().unwrap().is_none() {

@@ -118,15 +118,8 @@ fn a_fleet_run_killed_outright_leaves_no_copy_on_the_host() {
     }
     // Here, its private directory stays until the next fleet run sweeps it.
     assert_eq!(control_dirs(pid).len(), 1);
-    let o = s.run(&[
-        "fleet",
-        "run",
-        "--hosts",
-        "no-such-host.invalid",
-        "--connect-timeout",
-        "2s",
-        "lat_syscall/null",
-    ]);
+    let o =
+        s.run_line("fleet run --hosts no-such-host.invalid --connect-timeout 2s lat_syscall/null");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(control_dirs(pid).is_empty(), "{:?}", control_dirs(pid));
 }

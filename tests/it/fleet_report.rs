@@ -9,7 +9,6 @@
 mod synth;
 
 use synth::{measurement, noisy, run, Rng};
-use touchstone_results::store::{Open, Store};
 use touchstone_results::{Run, Unit};
 
 use crate::common::{text, Sandbox};
@@ -37,30 +36,34 @@ fn host(rng: &mut Rng, id: &str, name: &str, spread: f64, slow: f64) -> Run {
     r
 }
 
-fn stored(sandbox: &Sandbox, runs: &[Run]) {
-    let mut s = Store::open(&sandbox.db(), Open::CreateIfMissing).unwrap();
-    s.import_runs(runs).unwrap();
-}
-
 const SPREAD: [f64; 5] = [1.0, 1.015, 0.99, 1.02, 0.995];
+
+/// One run each of `n` nodes (run `r<i>` of `node<i>`) of the same
+/// hardware at the normal `SPREAD`; `slow`: which node is how many times
+/// slower.
+fn nodes(rng: &mut Rng, n: usize, slow: Option<(usize, f64)>) -> Vec<Run> {
+    SPREAD[..n]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let slowed = slow
+                .filter(|&(node, _)| node == i)
+                .map_or(1.0, |(_, by)| by);
+            host(rng, &format!("r{i}"), &format!("node{i}"), s, slowed)
+        })
+        .collect()
+}
 
 #[test]
 fn the_slow_node_is_flagged_and_the_rule_is_stated() {
     let sandbox = Sandbox::new();
     let mut rng = Rng::new(17);
-    let mut runs: Vec<Run> = SPREAD
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            let slow = if i == 2 { 1.3 } else { 1.0 };
-            host(&mut rng, &format!("r{i}"), &format!("node{i}"), s, slow)
-        })
-        .collect();
+    let mut runs = nodes(&mut rng, 5, Some((2, 1.3)));
     // An older run of node2, from before it went slow, is not its figure now.
     let mut old = host(&mut rng, "r2-old", "node2", 1.0, 1.0);
     old.started_at -= chrono::Duration::days(3);
     runs.push(old);
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let html = sandbox.path("fleet.html");
     let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
@@ -81,18 +84,14 @@ fn the_slow_node_is_flagged_and_the_rule_is_stated() {
 fn a_normal_spread_flags_nobody_and_two_hosts_are_too_few() {
     let sandbox = Sandbox::new();
     let mut rng = Rng::new(5);
-    let mut runs: Vec<Run> = SPREAD
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| host(&mut rng, &format!("r{i}"), &format!("node{i}"), s, 1.0))
-        .collect();
+    let mut runs = nodes(&mut rng, 5, None);
     // Two hosts of other hardware, one far slower: not judged.
     for (i, slow) in [1.0, 1.5].into_iter().enumerate() {
         let mut r = host(&mut rng, &format!("big{i}"), &format!("big{i}"), 1.0, slow);
         r.host.memory_bytes = 512 << 30;
         runs.push(r);
     }
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let o = sandbox.run(&["fleet", "report"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -116,11 +115,7 @@ fn a_normal_spread_flags_nobody_and_two_hosts_are_too_few() {
 fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
     let sandbox = Sandbox::new();
     let mut rng = Rng::new(3);
-    let mut runs: Vec<Run> = SPREAD[..3]
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| host(&mut rng, &format!("r{i}"), &format!("node{i}"), s, 1.0))
-        .collect();
+    let mut runs = nodes(&mut rng, 3, None);
     let addr = "10.0.0.10:7717";
     for (i, client) in ["node1", "node2"].into_iter().enumerate() {
         let mut r = run(&format!("pair{i}"), client, None, 1);
@@ -139,7 +134,7 @@ fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
             .insert(format!("remote:{addr}"), "node0".into());
         runs.push(r);
     }
-    stored(&sandbox, &runs);
+    sandbox.store(&runs);
     let html = sandbox.path("fleet.html");
     let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));

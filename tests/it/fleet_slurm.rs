@@ -16,7 +16,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, unavailable, Sandbox};
+use crate::common::{assert_refused, measurement_names, text, unavailable, Sandbox};
 
 pub(crate) const PARTITION: &str = "tsq";
 
@@ -358,12 +358,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
 
     // A partition that does not exist: a clear error, nothing submitted.
     let o = cluster.touchstone(&sandbox, &["fleet", "slurm", "--partition", "nosuch"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("partition `nosuch` does not exist"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "partition `nosuch` does not exist");
 
     // --print-script submits nothing.
     let out_dir = cluster.path("results");

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, unavailable, Sandbox};
+use crate::common::{measurement_names, text, unavailable, wait_within, Sandbox};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -666,16 +666,11 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
     let mut child = lab.long_fleet_run(&s);
     must("ip", &["-n", &lab.hub(), "link", "set", "b1", "down"]);
     let cut = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if cut.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the fleet hangs on a dead link");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = wait_within(
+        &mut child,
+        Duration::from_secs(60),
+        "the fleet hangs on a dead link",
+    );
     let o = child.wait_with_output().unwrap();
     let out = text(&o);
     eprintln!("{out}");
@@ -704,16 +699,9 @@ fn a_link_that_goes_down_mid_run_is_an_error_of_its_host_and_leaves_nothing_runn
 #[test]
 fn an_unknown_host_is_an_error_of_that_host() {
     let s = Sandbox::new();
-    let o = s.run(&[
-        "fleet",
-        "run",
-        "--hosts",
-        "no-such-host.invalid",
-        "--connect-timeout",
-        "2s",
-        "lat_syscall/null",
-        "--quick",
-    ]);
+    let o = s.run_line(
+        "fleet run --hosts no-such-host.invalid --connect-timeout 2s lat_syscall/null --quick",
+    );
     let out = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -755,14 +743,7 @@ fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client
     assert!(out.contains("in use"), "{out}");
     drop(busy);
 
-    let mut serve = s
-        .cmd()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut serve = s.spawn_fed(["serve", "--listen", "127.0.0.1:0"]);
     let mut line = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(serve.stdout.as_mut().unwrap()),
@@ -786,17 +767,11 @@ fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client
         "--no-store",
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let t = Instant::now();
     drop(serve.stdin.take());
-    let status = loop {
-        if let Some(st) = serve.try_wait().unwrap() {
-            break st;
-        }
-        if t.elapsed() > Duration::from_secs(10) {
-            let _ = serve.kill();
-            panic!("serve outlived its client");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_within(
+        &mut serve,
+        Duration::from_secs(10),
+        "serve outlived its client",
+    );
     assert!(status.success());
 }

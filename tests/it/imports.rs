@@ -4,10 +4,9 @@
 //! terminal without their escape sequences.
 
 use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{text, Sandbox};
+use crate::common::{assert_refused, text, Sandbox};
 
 const CORPUS: &str = include_str!("../data/import-corpus/micro-and-tcp_rr.json");
 
@@ -17,6 +16,14 @@ pub fn document(id: &str, label: &str) -> String {
     v["runs"][0]["id"] = id.into();
     v["runs"][0]["label"] = label.into();
     v.to_string()
+}
+
+/// The corpus document (as `document`) written to `name` in the sandbox:
+/// its path.
+pub fn document_file(s: &Sandbox, name: &str, id: &str, label: &str) -> std::path::PathBuf {
+    let f = s.path(name);
+    std::fs::write(&f, document(id, label)).unwrap();
+    f
 }
 
 /// What `runs --json` lists, to tell whether the store changed.
@@ -37,12 +44,7 @@ fn import_of_dev_zero_stops_at_once_with_a_message() {
     let s = Sandbox::new();
     let t = Instant::now();
     let o = s.run(&["import", "/dev/zero"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("/dev/zero: not JSON: expected value at line 1 column 1"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "/dev/zero: not JSON: expected value at line 1 column 1");
     assert!(t.elapsed() < Duration::from_secs(10));
     assert!(!s.db().exists(), "a refused import creates no store");
 }
@@ -50,14 +52,7 @@ fn import_of_dev_zero_stops_at_once_with_a_message() {
 #[test]
 fn an_endless_stream_stops_at_the_size_limit() {
     let s = Sandbox::new();
-    let mut child = s
-        .cmd()
-        .args(["import", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_fed(["import", "-"]);
     let mut stdin = child.stdin.take().unwrap();
     // Whitespace is valid JSON padding: only the limit stops it.
     let feeder = std::thread::spawn(move || {
@@ -71,24 +66,13 @@ fn an_endless_stream_stops_at_the_size_limit() {
     });
     let o = child.wait_with_output().unwrap();
     assert!(feeder.join().unwrap(), "touchstone read 2 GiB");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("standard input: larger than 256 MiB"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "standard input: larger than 256 MiB");
 }
 
 #[test]
 fn import_dash_reads_standard_input() {
     let s = Sandbox::new();
-    let mut child = s
-        .cmd()
-        .args(["import", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_fed(["import", "-"]);
     child
         .stdin
         .take()
@@ -112,25 +96,16 @@ fn a_refused_import_names_the_place_and_changes_nothing() {
         serde_json::from_str(&document("00000000000000bb", "bad")).unwrap();
     bad["runs"][0]["measurements"][2]["samples"][1] = (-3.5).into();
     let o = import_file(&s, "bad.json", &bad.to_string());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).contains(
-            "refused, nothing imported: runs[0].measurements[2].samples[1]: -3.5 is negative"
-        ),
-        "{}",
-        text(&o)
+    assert_refused(
+        &o,
+        "refused, nothing imported: runs[0].measurements[2].samples[1]: -3.5 is negative",
     );
     // A type error: line and column.
     let typed = CORPUS.replacen("\"repetitions\": 7", "\"repetitions\": \"seven\"", 1);
     assert_ne!(typed, CORPUS);
     let line = typed[..typed.find("\"seven\"").unwrap()].lines().count();
     let o = import_file(&s, "typed.json", &typed);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).contains(&format!("expected u32 at line {line} column")),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, &format!("expected u32 at line {line} column"));
     // A good file with a bad one: neither goes in.
     let good2 = s.path("good2.json");
     std::fs::write(&good2, document("00000000000000cc", "second")).unwrap();
@@ -270,12 +245,7 @@ fn a_label_longer_than_import_takes_is_refused_before_anything_runs() {
         vec!["app", "--label", &long, "--", "/bin/true"],
     ] {
         let o = s.run(&args);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(
-            text(&o).contains("--label of 2000 bytes: at most 1024"),
-            "{}",
-            text(&o)
-        );
+        assert_refused(&o, "--label of 2000 bytes: at most 1024");
     }
     assert!(!s.db().exists());
 }

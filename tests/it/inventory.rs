@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{text, Sandbox};
+use crate::common::{assert_refused, assert_says, text, Sandbox};
 use crate::imports::{document, import_file};
 
 fn listed(s: &Sandbox) -> Value {
@@ -19,21 +19,7 @@ fn inventory_round_trips_through_export_and_import() {
     let o = import_file(&a, "run.json", &document("00000000000000a1", "priced"));
     assert!(o.status.success(), "{}", text(&o));
     // The corpus run's host is named "vm".
-    let o = a.run(&[
-        "inventory",
-        "set",
-        "vm",
-        "--price",
-        "12500",
-        "--currency",
-        "eur",
-        "--date",
-        "2026-03-01",
-        "--watts-idle",
-        "110",
-        "--watts-busy",
-        "420",
-    ]);
+    let o = a.run_line("inventory set vm --price 12500 --currency eur --date 2026-03-01 --watts-idle 110 --watts-busy 420");
     assert!(o.status.success(), "{}", text(&o));
     // A second set keeps what it does not name.
     let o = a.run(&["inventory", "set", "vm", "--watts-nameplate", "750"]);
@@ -76,11 +62,7 @@ fn inventory_round_trips_through_export_and_import() {
     let b = Sandbox::new();
     let o = b.run(&["import", exported.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(
-        text(&o).contains("the inventory of 1 host(s)"),
-        "{}",
-        text(&o)
-    );
+    assert_says(&o, "the inventory of 1 host(s)");
     assert_eq!(listed(&b)[0], *vm);
     // A store's own entry is kept over an import's, and the import says so.
     let o = b.run(&["inventory", "set", "vm", "--watts-busy", "400"]);
@@ -91,7 +73,7 @@ fn inventory_round_trips_through_export_and_import() {
     std::fs::write(&again, d.to_string()).unwrap();
     let o = b.run(&["import", again.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("kept for vm"), "{}", text(&o));
+    assert_says(&o, "kept for vm");
     assert_eq!(listed(&b)[0]["watts_busy"], 400.0);
 }
 
@@ -127,8 +109,7 @@ fn a_farm_file_with_a_bad_row_sets_nothing_and_names_the_line() {
     assert_eq!(listed(&s).as_array().unwrap().len(), 2);
     // A price without its currency, on the command line, is refused whole.
     let o = s.run(&["inventory", "set", "node-3", "--price", "10"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("currency"), "{}", text(&o));
+    assert_refused(&o, "currency");
     assert_eq!(listed(&s).as_array().unwrap().len(), 2);
 }
 
@@ -149,19 +130,9 @@ fn runs_json_and_show_json_carry_each_hosts_inventory() {
     assert!(doc.get("inventory").is_none(), "{doc}");
     assert_eq!(doc["runs"][0]["id"], "00000000000000c1");
 
-    let o = s.run(&[
-        "inventory",
-        "set",
-        "vm",
-        "--price",
-        "12500",
-        "--currency",
-        "EUR",
-        "--date",
-        "2026-03-01",
-        "--watts-busy",
-        "420",
-    ]);
+    let o = s.run_line(
+        "inventory set vm --price 12500 --currency EUR --date 2026-03-01 --watts-busy 420",
+    );
     assert!(o.status.success(), "{}", text(&o));
     let listed = runs(&s);
     let inv = &listed[0]["inventory"];

@@ -6,10 +6,10 @@
 //! and nothing is left after Ctrl-C.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, unavailable, Sandbox};
+use crate::common::{assert_says, measurement_names, text, unavailable, Sandbox};
 
 /// A tmpfs mounted for one test, unmounted and removed on drop (also when
 /// the test fails).
@@ -151,13 +151,7 @@ fn family_options_apply_only_where_a_family_honours_them() {
 #[test]
 fn io_figures_carry_iops_and_latency_percentiles_in_tables_and_csv() {
     let s = Sandbox::new();
-    let o = s.run(&[
-        "run",
-        "io/read/size:256k/bs:8k",
-        "lat_syscall/null",
-        "-r",
-        "3",
-    ]);
+    let o = s.run_line("run io/read/size:256k/bs:8k lat_syscall/null -r 3");
     assert!(o.status.success(), "{}", text(&o));
     let table = String::from_utf8_lossy(&o.stdout).to_string();
     for head in ["IOPS", "p50 lat", "p99 lat"] {
@@ -208,7 +202,7 @@ fn an_unwritable_or_missing_directory_is_refused_before_anything_runs() {
         missing.to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("not a directory"), "{}", text(&o));
+    assert_says(&o, "not a directory");
     // Root ignores permission bits, so a read-only mount is the unwritable case.
     let Some(ro) = TmpMount::new(s.path("ro"), "1m", ",ro") else {
         return;
@@ -220,7 +214,7 @@ fn an_unwritable_or_missing_directory_is_refused_before_anything_runs() {
         ro.dir.to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("cannot write in"), "{}", text(&o));
+    assert_says(&o, "cannot write in");
     assert!(entries(&ro.dir).is_empty());
 }
 
@@ -291,20 +285,14 @@ fn files_are_written_only_in_dir_and_removed_on_ctrl_c() {
     let s = Sandbox::new();
     let dir = s.path("target");
     std::fs::create_dir(&dir).unwrap();
-    let mut child = s
-        .cmd()
-        .args([
-            "run",
-            "io/write/pattern:rand/bs:8k/size:32m",
-            "-r",
-            "1001",
-            "--dir",
-            dir.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent([
+        "run",
+        "io/write/pattern:rand/bs:8k/size:32m",
+        "-r",
+        "1001",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
     let pid = child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen_test_file = false;

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{text, unavailable, Sandbox};
+use crate::common::{scratch_dirs, text, unavailable, wait_within, Sandbox};
 
 /// A private IPC namespace, gone with its holder on drop.
 struct IpcNamespace {
@@ -130,17 +130,7 @@ fn own_ipc_namespace() -> String {
 
 /// Wait for `run` to end (at most a minute); its exit code.
 fn ended(run: &mut Child) -> Option<i32> {
-    let t = Instant::now();
-    loop {
-        if let Some(st) = run.try_wait().unwrap() {
-            return st.code();
-        }
-        if t.elapsed() > Duration::from_secs(60) {
-            let _ = run.kill();
-            panic!("the run did not end");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_within(run, Duration::from_secs(60), "the run did not end").code()
 }
 
 /// The children of process `pid`.
@@ -208,11 +198,7 @@ fn lat_sem_stopped_by_ctrl_c_or_sigterm_leaves_no_semaphore_set() {
         assert!(left.is_empty(), "signal {sig} left {left:?}");
     }
     // The scratch directories went too.
-    let scratch: Vec<_> = std::fs::read_dir(s.dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("touchstone-"))
-        .collect();
+    let scratch = scratch_dirs(&s);
     assert!(scratch.is_empty(), "{scratch:?}");
 }
 

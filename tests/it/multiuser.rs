@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::common::{leftovers, text, Sandbox};
+use crate::common::{leftovers, text, words, Sandbox};
 use crate::workload::{
     assert_nothing_left, interrupt_mid_sweep, run_json, stored_run, tagged, unique_tag, ONE_CPU,
 };
@@ -31,17 +31,7 @@ fn a_multiuser_sweep_counts_every_transaction_and_queues_for_the_cpu() {
     let s = Sandbox::new();
     let tag = unique_tag("multiuser");
     let o = tagged(s.cmd(), &tag)
-        .args([
-            "run",
-            "multiuser/load:1,2,8",
-            "multiuser/compile:off/load:2",
-            "--json",
-            "--quick",
-            "--warmup",
-            "50ms",
-            "--window",
-            "400ms",
-        ])
+        .args(words("run multiuser/load:1,2,8 multiuser/compile:off/load:2 --json --quick --warmup 50ms --window 400ms"))
         .args(ONE_CPU)
         .output()
         .unwrap();

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{is_root, text, unavailable, Sandbox};
-use crate::imports::{document, import_file, stored};
+use crate::common::{assert_refused, is_root, text, unavailable, Sandbox};
+use crate::imports::{document, document_file, import_file, stored};
 
 const REFUSED: &str = "refusing to write over the results store";
 
@@ -97,8 +97,7 @@ fn a_store_named_through_a_link_is_guarded_by_its_real_files() {
     assert_eq!(stored(&s), before);
     // Through the link, the store is the real one: an import lands there,
     // and the link stays a link.
-    let b = s.path("b.json");
-    std::fs::write(&b, document("00000000000000bb", "b")).unwrap();
+    let b = document_file(&s, "b.json", "00000000000000bb", "b");
     let o = s.run(&["--db", link, "import", b.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(stored(&s).contains("00000000000000bb"));
@@ -108,8 +107,7 @@ fn a_store_named_through_a_link_is_guarded_by_its_real_files() {
 #[test]
 fn a_store_in_a_missing_directory_is_refused_and_nothing_is_created() {
     let s = Sandbox::new();
-    let doc = s.path("a.json");
-    std::fs::write(&doc, document("00000000000000aa", "a")).unwrap();
+    let doc = document_file(&s, "a.json", "00000000000000aa", "a");
     let doc = doc.to_str().unwrap();
     let db = s.path("nonexistent/dir/x.sqlite");
     let db = db.to_str().unwrap();
@@ -208,8 +206,7 @@ fn outputs_write_through_special_files_and_follow_links() {
 
     // A directory holds no report.
     let o = s.run(&["export", "-o", s.dir.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert_refused(&o, "is a directory");
 
     if !is_root() {
         unavailable("device nodes (mknod) need root");
@@ -232,8 +229,7 @@ fn outputs_write_through_special_files_and_follow_links() {
     let disk = s.path("disk");
     mknod(&disk, libc::S_IFBLK, 7, 255);
     let o = s.run(&["export", "-o", disk.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("block device"), "{}", text(&o));
+    assert_refused(&o, "block device");
     assert!(std::fs::symlink_metadata(&disk)
         .unwrap()
         .file_type()
@@ -243,8 +239,7 @@ fn outputs_write_through_special_files_and_follow_links() {
 #[test]
 fn a_store_must_be_a_regular_file_or_a_new_path() {
     let s = Sandbox::new();
-    let doc = s.path("a.json");
-    std::fs::write(&doc, document("00000000000000aa", "a")).unwrap();
+    let doc = document_file(&s, "a.json", "00000000000000aa", "a");
     let doc = doc.to_str().unwrap();
     let fifo = s.path("fifo");
     mkfifo(&fifo);

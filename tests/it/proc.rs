@@ -44,17 +44,7 @@ fn bad_parameters_are_refused_before_anything_runs() {
 #[test]
 fn process_benchmarks_run_in_parallel() {
     let s = Sandbox::new();
-    let out = s.run(&[
-        "run",
-        "lat_sig/catch",
-        "lat_proc/fork/mem:0",
-        "--quick",
-        "-P",
-        "3",
-        "-r",
-        "3",
-        "--json",
-    ]);
+    let out = s.run_line("run lat_sig/catch lat_proc/fork/mem:0 --quick -P 3 -r 3 --json");
     assert!(out.status.success(), "{}", text(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ms = doc["runs"][0]["measurements"].as_array().unwrap();

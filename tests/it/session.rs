@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{stored_runs, text, Sandbox};
+use crate::common::{assert_refused, assert_says, stored_runs, text, words, Sandbox};
 
 /// The one stored run, whole, and the text `show` prints for it.
 fn the_stored_run(s: &Sandbox) -> (Value, String) {
@@ -35,14 +35,9 @@ const TWO_CASES: [&str; 4] = ["run", "null_loop", "spin/time:1ms", "--quick"];
 #[test]
 fn a_case_that_fails_to_build_mid_run_is_a_failed_case_with_its_reason() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(TWO_CASES)
-        .env("TOUCHSTONE_FAILPOINT", "build_case@2-2")
-        .output()
-        .unwrap();
+    let o = s.run_failing("build_case@2-2", TWO_CASES);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("failpoint build_case"), "{}", text(&o));
+    assert_says(&o, "failpoint build_case");
     let (run, shown) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");
     // The cases run in a shuffled order: the second built is either; the
@@ -70,12 +65,7 @@ fn a_case_that_fails_to_build_mid_run_is_a_failed_case_with_its_reason() {
 #[test]
 fn a_case_that_fails_in_a_later_round_keeps_its_rounds_marked_invalid() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(TWO_CASES)
-        .env("TOUCHSTONE_FAILPOINT", "build_case@3-3")
-        .output()
-        .unwrap();
+    let o = s.run_failing("build_case@3-3", TWO_CASES);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let (run, _) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");
@@ -129,15 +119,9 @@ fn a_store_error_mid_run_finishes_the_run_as_failed_and_keeps_what_was_stored() 
     let s = Sandbox::new();
     let mut args = TWO_CASES.to_vec();
     args.push("--json");
-    let o = s
-        .cmd()
-        .args(&args)
-        .env("TOUCHSTONE_FAILPOINT", "store_add@2")
-        .output()
-        .unwrap();
+    let o = s.run_failing("store_add@2", &args);
     // A store error is an error of the store (2), not of a measurement.
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("failpoint store_add"), "{}", text(&o));
+    assert_refused(&o, "failpoint store_add");
     // What was measured is still printed, the unstored figure included.
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(printed["runs"][0]["status"], "failed");
@@ -157,13 +141,7 @@ fn a_store_error_mid_run_finishes_the_run_as_failed_and_keeps_what_was_stored() 
 /// more, so a measurement is under way), then send SIGINT; return the exit
 /// code.
 fn interrupt(s: &Sandbox, args: &[&str]) -> Option<i32> {
-    let mut child = s
-        .cmd()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     // Until the run's process has created the store, `runs` finds none.
     let running = || {
@@ -210,13 +188,7 @@ fn ctrl_c_without_a_store_says_nothing_is_stored() {
     let s = Sandbox::new();
     let child = s
         .cmd()
-        .args([
-            "run",
-            "spin/time:20ms",
-            "--repetitions",
-            "500",
-            "--no-store",
-        ])
+        .args(words("run spin/time:20ms --repetitions 500 --no-store"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -243,12 +215,7 @@ fn app_runs_end_the_same_ways() {
 
     // The figure measured but not stored.
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(["app", "-r", "3", "--", "true"])
-        .env("TOUCHSTONE_FAILPOINT", "store_add")
-        .output()
-        .unwrap();
+    let o = s.run_failing("store_add", ["app", "-r", "3", "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let (run, _) = the_stored_run(&s);
     assert_eq!(run["status"], "failed");

@@ -13,13 +13,28 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
-use crate::common::{quick_run, stored_runs, text, unavailable, Sandbox, Terminal};
+use crate::common::{
+    assert_refused, assert_says, quick_run, stored_runs, text, unavailable, Sandbox, Terminal,
+};
 
 /// The one document `show --json` prints for `spec`.
 fn shown_run(s: &Sandbox, spec: &str) -> Value {
     let o = s.run(&["show", spec, "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"][0].clone()
+}
+
+/// That the run a command printed (`--json`) is stored complete as printed,
+/// with `measurements` measurements.
+#[track_caller]
+fn assert_stored_as_printed(s: &Sandbox, printed: &Value, measurements: usize) {
+    let stored = shown_run(s, printed["id"].as_str().unwrap());
+    assert_eq!(stored["status"], "complete");
+    assert_eq!(stored["measurements"], printed["measurements"]);
+    assert_eq!(
+        stored["measurements"].as_array().unwrap().len(),
+        measurements
+    );
 }
 
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
@@ -170,10 +185,7 @@ fn four_runs_and_reports_at_once_on_one_store_all_complete() {
     let runs = stored_runs(&s);
     assert_eq!(runs.len(), 5, "{runs:?}");
     for p in printed {
-        let stored = shown_run(&s, p["id"].as_str().unwrap());
-        assert_eq!(stored["status"], "complete");
-        assert_eq!(stored["measurements"], p["measurements"]);
-        assert_eq!(stored["measurements"].as_array().unwrap().len(), 2);
+        assert_stored_as_printed(&s, &p, 2);
     }
 }
 
@@ -184,25 +196,19 @@ fn four_runs_and_reports_at_once_on_one_store_all_complete() {
 #[test]
 fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
     let s = Sandbox::new();
-    let child = s
-        .cmd()
-        .args([
-            "run",
-            "null_loop",
-            // Each case longer than the store's interval (a second), so
-            // the lock is taken while one is still to be stored.
-            "spin/time:50ms,60ms",
-            // One round: the cases in the order given, each stored when done.
-            "--rounds",
-            "1",
-            "-r",
-            "30",
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn([
+        "run",
+        "null_loop",
+        // Each case longer than the store's interval (a second), so
+        // the lock is taken while one is still to be stored.
+        "spin/time:50ms,60ms",
+        // One round: the cases in the order given, each stored when done.
+        "--rounds",
+        "1",
+        "-r",
+        "30",
+        "--json",
+    ]);
     wait_until(
         "the first measurement stored",
         Duration::from_secs(60),
@@ -223,11 +229,7 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
     );
     assert!(err.contains("that had waited for the store"), "{err}");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let id = printed["runs"][0]["id"].as_str().unwrap();
-    let stored = shown_run(&s, id);
-    assert_eq!(stored["status"], "complete");
-    assert_eq!(stored["measurements"], printed["runs"][0]["measurements"]);
-    assert_eq!(stored["measurements"].as_array().unwrap().len(), 3);
+    assert_stored_as_printed(&s, &printed["runs"][0], 3);
 }
 
 /// The same, fast and exactly: the second attempt to store a measurement
@@ -235,19 +237,14 @@ fn a_result_the_store_refuses_for_a_while_is_kept_and_stored_later() {
 #[test]
 fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
     let s = Sandbox::new();
-    let o = s
-        .cmd()
-        .args(["run", "null_loop", "spin/time:1ms,2ms", "--quick", "--json"])
-        .env("TOUCHSTONE_FAILPOINT", "store_add@2-2")
-        .output()
-        .unwrap();
+    let o = s.run_failing(
+        "store_add@2-2",
+        ["run", "null_loop", "spin/time:1ms,2ms", "--quick", "--json"],
+    );
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("failpoint store_add"), "{}", text(&o));
+    assert_says(&o, "failpoint store_add");
     let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let stored = shown_run(&s, "last");
-    assert_eq!(stored["status"], "complete");
-    assert_eq!(stored["measurements"], printed["runs"][0]["measurements"]);
-    assert_eq!(stored["measurements"].as_array().unwrap().len(), 3);
+    assert_stored_as_printed(&s, &printed["runs"][0], 3);
 }
 
 /// A run killed outright reads as crashed in every reading command, says
@@ -256,21 +253,14 @@ fn a_refused_measurement_is_stored_at_the_next_case_in_order() {
 fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
     let s = Sandbox::new();
     let fine = quick_run(&s, "fine");
-    let mut child = s
-        .cmd()
-        .args(["run", "spin/time:20ms", "-r", "500", "--label", "doomed"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn_silent(["run", "spin/time:20ms", "-r", "500", "--label", "doomed"]);
     wait_until("the run stored as running", Duration::from_secs(60), || {
         stored_runs(&s)
             .get(1)
             .is_some_and(|r| r["status"] == "running")
     });
     let o = s.run(&["runs", "delete", "doomed", "--yes"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("still running"), "{}", text(&o));
+    assert_refused(&o, "still running");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
@@ -298,7 +288,7 @@ fn a_sigkilled_run_shows_crashed_everywhere_and_can_be_deleted() {
     let report = text(&s.run(&["report"]));
     assert!(report.contains("[crashed]"), "{report}");
     let compare = s.run(&["compare", &fine, "doomed"]);
-    assert!(text(&compare).contains("[crashed]"), "{}", text(&compare));
+    assert_says(&compare, "[crashed]");
     let export = s.run(&["export"]);
     let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
     assert_eq!(doc["runs"][1]["status"], "crashed");
@@ -343,16 +333,16 @@ fn runs_are_relabelled_and_deleted_asking_first_on_a_terminal() {
     let mut t = Terminal::open();
     let o = t.answer(&s, &["runs", "delete", "b"], "n\n");
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("[y/N]"), "{}", text(&o));
-    assert!(text(&o).contains("nothing deleted"), "{}", text(&o));
+    assert_says(&o, "[y/N]");
+    assert_says(&o, "nothing deleted");
     assert_eq!(stored_runs(&s).len(), 2);
     let o = t.answer(&s, &["runs", "relabel", "b", "renamed"], "no\n");
-    assert!(text(&o).contains("nothing changed"), "{}", text(&o));
+    assert_says(&o, "nothing changed");
     assert_eq!(shown_run(&s, &b)["label"], "b");
     // "yes" deletes the run with its measurements; --yes does not ask.
     let o = t.answer(&s, &["runs", "delete", "b"], "y\n");
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("deleted 1 run(s)"), "{}", text(&o));
+    assert_says(&o, "deleted 1 run(s)");
     let c = rusqlite::Connection::open(s.db()).unwrap();
     let left: i64 = c
         .query_row(
@@ -416,7 +406,7 @@ fn a_schema_2_store_reads_as_is_and_upgrades_when_written() {
     // A store from before the inventory reads as one with none.
     let o = s.run(&["inventory", "list"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("no host inventory"), "{}", text(&o));
+    assert_says(&o, "no host inventory");
     assert_eq!(version(), 2, "reading never writes");
     let o = s.run(&["runs", "relabel", &id, "relabelled"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -485,16 +475,14 @@ fn reading_commands_work_on_a_read_only_store() {
         let _file = Mount::read_only_file(&db).expect("bind mount");
         check_reads("read-only file");
         let o = run(&["run", "null_loop", "--quick"]);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(text(&o).contains("cannot be written"), "{}", text(&o));
+        assert_refused(&o, "cannot be written");
     }
 
     // The whole file system read-only.
     fs.remount_read_only();
     check_reads("read-only file system");
     let o = run(&["runs", "delete", "--yes", "one"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("cannot be written"), "{}", text(&o));
+    assert_refused(&o, "cannot be written");
     let o = run(&["runs", "--json"]);
     let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 2);
@@ -669,8 +657,7 @@ fn a_damaged_stored_document_is_skipped_with_a_warning_and_can_be_deleted() {
     warned(&compare);
 
     let show = s.run(&["show", &bad]);
-    assert_eq!(show.status.code(), Some(2));
-    assert!(text(&show).contains("runs delete"), "{}", text(&show));
+    assert_refused(&show, "runs delete");
 
     let o = s.run(&["runs", "delete", &bad]);
     assert!(o.status.success(), "{}", text(&o));

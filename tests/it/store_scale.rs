@@ -5,11 +5,11 @@
 //! figures and not the samples, a page over many runs that stays
 //! readable, and a store from before briefs read the same.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use touchstone_results::store::{Open, Store};
 
-use crate::common::{text, Sandbox};
+use crate::common::{assert_refused, assert_says, text, Sandbox};
 
 #[path = "../support/synth.rs"]
 #[allow(dead_code)]
@@ -33,18 +33,25 @@ fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "{}", text(o));
 }
 
+/// A sandbox whose store holds a farm's `runs` runs of `hosts` hosts, and
+/// their export (`farm.json` in it).
+fn exported_farm(runs: usize, hosts: usize) -> (Sandbox, PathBuf) {
+    let a = Sandbox::new();
+    farm_store(&a.db(), runs, hosts);
+    let file = a.path("farm.json");
+    ok(&a.run(&["export", "-o", file.to_str().unwrap()]));
+    (a, file)
+}
+
 /// An export of a farm's store, imported whole into an empty store: every
 /// run and every measurement equal, read whole and in brief.
 #[test]
 fn a_farm_store_exported_imports_whole_into_an_empty_store() {
-    let a = Sandbox::new();
-    farm_store(&a.db(), 50, 20);
-    let file = a.path("farm.json");
-    ok(&a.run(&["export", "-o", file.to_str().unwrap()]));
+    let (a, file) = exported_farm(50, 20);
     let b = Sandbox::new();
     let o = b.run(&["import", file.to_str().unwrap()]);
     ok(&o);
-    assert!(text(&o).contains("imported 50 run(s)"), "{}", text(&o));
+    assert_says(&o, "imported 50 run(s)");
     let src = Store::open(&a.db(), Open::ReadOnly).unwrap();
     let dst = Store::open(&b.db(), Open::ReadOnly).unwrap();
     let ids =
@@ -61,13 +68,7 @@ fn a_farm_store_exported_imports_whole_into_an_empty_store() {
 
 /// The peak resident memory of `touchstone ARGS` on the store of `s`, KiB.
 fn peak_rss_kib(s: &Sandbox, args: &[&str]) -> i64 {
-    let child = s
-        .cmd()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = s.spawn_silent(args);
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     // SAFETY: wait4 on our own child fills the status and usage given.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
@@ -245,22 +246,14 @@ fn a_store_from_before_briefs_reports_the_same_before_and_after_its_upgrade() {
 /// there was none.
 #[test]
 fn an_import_refused_half_way_leaves_no_store_behind() {
-    let a = Sandbox::new();
-    farm_store(&a.db(), 3, 3);
-    let file = a.path("farm.json");
-    ok(&a.run(&["export", "-o", file.to_str().unwrap()]));
+    let (_farm, file) = exported_farm(3, 3);
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     doc["runs"][2]["measurements"][0]["samples"][0] = (-1.0).into();
     std::fs::write(&file, doc.to_string()).unwrap();
     let b = Sandbox::new();
     let o = b.run(&["import", file.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("runs[2].measurements[0].samples[0]"),
-        "{}",
-        text(&o)
-    );
+    assert_refused(&o, "runs[2].measurements[0].samples[0]");
     assert!(!b.db().exists(), "the store this import made is gone");
 }
 

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{leftovers, text, Sandbox};
+use crate::common::{assert_refused, assert_says, leftovers, text, Sandbox};
 
 /// Short sweeps: 50 ms warm-up, 200 ms windows, at most 4 trials a point.
 pub(crate) const SHORT: [&str; 5] = ["--quick", "--warmup", "50ms", "--window", "200ms"];
@@ -462,7 +462,7 @@ fn a_failed_sweep_is_a_failed_case_with_its_reason() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_eq!(survivors(&tag), Vec::<i32>::new());
-    assert!(text(&o).contains("cannot start the trial"), "{}", text(&o));
+    assert_says(&o, "cannot start the trial");
     let run = stored_run(&s);
     assert_eq!(run["status"], "failed");
     let reason = run["reason"].as_str().unwrap();
@@ -477,14 +477,8 @@ fn a_store_error_mid_sweep_keeps_the_points_stored_before_it() {
     let mut args = vec!["run", "tcp_rr/load:1,2", "--json"];
     args.extend(SHORT);
     args.extend(ONE_CPU);
-    let o = s
-        .cmd()
-        .args(&args)
-        .env("TOUCHSTONE_FAILPOINT", "store_curve@2")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("failpoint store_curve"), "{}", text(&o));
+    let o = s.run_failing("store_curve@2", &args);
+    assert_refused(&o, "failpoint store_curve");
     let printed = run_json(&o);
     assert_eq!(printed["curves"][0]["points"].as_array().unwrap().len(), 2);
     let run = stored_run(&s);

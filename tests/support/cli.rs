@@ -17,6 +17,12 @@ pub fn touchstone(db: &Path, args: &[&str]) -> Output {
         .expect("touchstone runs")
 }
 
+/// A command line's words, split at white space (no quoting: for
+/// arguments without spaces).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// `touchstone ARGS` on `db`, which must succeed: its standard output.
 pub fn ok(db: &Path, args: &[&str]) -> String {
     let out = touchstone(db, args);

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{Duration, TimeZone, Utc};
 use touchstone_results::convergence::{mean_interval, Rule};
 use touchstone_results::curve::{
-    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+    latency_histogram, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
 use touchstone_results::host::{Cpu, Host};
 use touchstone_results::{
@@ -303,17 +303,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
     let trials: Vec<Trial> = (0..3)
         .map(|_| {
             let x = throughput * (1.0 + noise * (2.0 * rng.next() - 1.0));
-            Trial {
-                throughput: x,
-                ops: (x * 3.0) as u64,
-                window_ns: 3_000_000_000,
-                bytes: None,
-                dropped: false,
-                cpu,
-                service_demand: demand,
-                self_check: None,
-                extra: Default::default(),
-            }
+            Trial::synthetic(x, cpu, demand)
         })
         .collect();
     let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
@@ -331,28 +321,7 @@ pub fn curve_point(rng: &mut Rng, load: u32, cpus: u32, throughput: f64, noise: 
         };
         h.record(v.max(1)).unwrap();
     }
-    Point {
-        load,
-        cpus,
-        cpu_ids: (0..cpus).collect(),
-        cpu_choice: None,
-        trials,
-        throughput: mean,
-        throughput_half_width: half,
-        bytes_per_s: None,
-        convergence: Convergence {
-            rule,
-            width: Some(2.0 * half / mean),
-            converged: 2.0 * half / mean <= rule.width,
-            cut_by_budget: false,
-        },
-        latency: Latency::of(&h),
-        by_type: vec![],
-        cpu,
-        service_demand: demand,
-        self_check: None,
-        extra: Default::default(),
-    }
+    Point::synthetic(load, cpus, trials, (mean, half), Latency::of(&h))
 }
 
 /// A tcp_rr-like load curve at each of `cpus` CPU counts over `loads`,
@@ -376,14 +345,7 @@ pub fn usl_curve(
             points.push(curve_point(rng, n, k, x, noise));
         }
     }
-    Curve {
-        workload: "tcp_rr".into(),
-        params: [("size".to_string(), "4".to_string())].into(),
-        operation: "transaction".into(),
-        points,
-        bytes_per_op: None,
-        unmeasured_cpus: vec![],
-    }
+    Curve::synthetic("tcp_rr", &[("size", "4")], points)
 }
 
 /// The families of a farm node's run, as (name stem, group, unit, cases,

@@ -317,19 +317,7 @@ pub fn scalability(points: &[ScalePoint]) -> Result<Vec<Scaling>, CurveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A point with a symmetric interval of ± `half`.
-    fn pt(load: f64, throughput: f64, half: f64) -> CurvePoint {
-        CurvePoint {
-            load,
-            throughput,
-            ci_low: throughput - half,
-            ci_high: throughput + half,
-        }
-    }
-
-    /// The load ladder touchstone sweeps by default.
-    const LADDER: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+    use crate::testdata::{pt, LADDER};
 
     /// Rises linearly to 8 clients, holds, then falls: 100/client up to 8,
     /// a plateau 800 ± noise at 16, then 600 and 400.

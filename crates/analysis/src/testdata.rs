@@ -1,8 +1,7 @@
 //! Synthetic runs, measurements and load curves for the analysis tests.
 
-use touchstone_results::convergence::Rule;
 use touchstone_results::curve::{
-    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+    latency_histogram, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
 use touchstone_results::{Measurement, Run, Summary, Unit};
 
@@ -42,49 +41,29 @@ pub fn with_rounds(name: &str, group: &str, unit: Unit, rounds: &[Vec<f64>]) -> 
 /// A point of a load curve: `throughput` ± `half` at (`load`, `cpus`),
 /// three converged trials, an empty latency histogram.
 pub fn point(load: u32, cpus: u32, throughput: f64, half: f64) -> Point {
-    let trial = Trial {
-        throughput,
-        ops: (throughput * 3.0) as u64,
-        window_ns: 3_000_000_000,
-        bytes: None,
-        dropped: false,
-        cpu: CpuSplit::default(),
-        service_demand: ServiceDemand::default(),
-        self_check: None,
-        extra: Default::default(),
-    };
-    Point {
-        load,
-        cpus,
-        cpu_ids: (0..cpus).collect(),
-        cpu_choice: None,
-        trials: vec![trial.clone(), trial.clone(), trial],
-        throughput,
-        throughput_half_width: half,
-        bytes_per_s: None,
-        convergence: Convergence {
-            rule: Rule::default(),
-            width: Some(2.0 * half / throughput),
-            converged: true,
-            cut_by_budget: false,
-        },
-        latency: Latency::of(&latency_histogram()),
-        by_type: vec![],
-        cpu: CpuSplit::default(),
-        service_demand: ServiceDemand::default(),
-        self_check: None,
-        extra: Default::default(),
-    }
+    let trial = Trial::synthetic(throughput, CpuSplit::default(), ServiceDemand::default());
+    let trials = vec![trial.clone(), trial.clone(), trial];
+    let latency = Latency::of(&latency_histogram());
+    let mut p = Point::synthetic(load, cpus, trials, (throughput, half), latency);
+    // Converged whatever the width: the tests set the widths they need.
+    p.convergence.converged = true;
+    p
 }
 
 /// A curve of the workload "synthetic_rr" made of `points`.
 pub fn curve(points: Vec<Point>) -> Curve {
-    Curve {
-        workload: "synthetic_rr".into(),
-        params: Default::default(),
-        operation: "transaction".into(),
-        points,
-        bytes_per_op: None,
-        unmeasured_cpus: vec![],
+    Curve::synthetic("synthetic_rr", &[], points)
+}
+
+/// A curve point with a symmetric interval of ± `half`.
+pub fn pt(load: f64, throughput: f64, half: f64) -> crate::curve::CurvePoint {
+    crate::curve::CurvePoint {
+        load,
+        throughput,
+        ci_low: throughput - half,
+        ci_high: throughput + half,
     }
 }
+
+/// The load ladder touchstone sweeps by default.
+pub const LADDER: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];

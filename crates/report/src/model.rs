@@ -105,8 +105,20 @@ impl<'a> Model<'a> {
     /// `report`: the summary of the runs of `matrix` in `order`, each load
     /// curve analysed.
     pub fn summary(matrix: Matrix<'a>, order: Vec<usize>, layout: Layout) -> Model<'a> {
+        let curves = analysed(&matrix.runs, |_| true);
+        Model::of(matrix, order, layout, curves)
+    }
+
+    /// The runs of `matrix` in `order` with their `curves` analysed, and
+    /// nothing else yet.
+    fn of(
+        matrix: Matrix<'a>,
+        order: Vec<usize>,
+        layout: Layout,
+        curves: Vec<Vec<Analysed<'a>>>,
+    ) -> Model<'a> {
         Model {
-            curves: analysed(&matrix.runs, |_| true),
+            curves,
             compared: None,
             matrix,
             order,
@@ -139,16 +151,11 @@ impl<'a> Model<'a> {
         rows: &[usize],
     ) -> Model<'a> {
         let rows: std::collections::HashSet<usize> = rows.iter().copied().collect();
+        let curves = analysed(&matrix.runs, |r| rows.contains(&r));
+        let compared = Some(against(&matrix, order.first().copied().unwrap_or(0)));
         Model {
-            curves: analysed(&matrix.runs, |r| rows.contains(&r)),
-            compared: Some(against(&matrix, order.first().copied().unwrap_or(0))),
-            matrix,
-            order,
-            layout,
-            fleet: None,
-            cost: None,
-            detail: None,
-            generated: String::new(),
+            compared,
+            ..Model::of(matrix, order, layout, curves)
         }
     }
 
@@ -167,16 +174,10 @@ impl<'a> Model<'a> {
             .iter()
             .map(|&o| compare_runs(&curves[0], &curves[o]))
             .collect();
+        let order = (0..matrix.runs.len()).collect();
         Model {
-            order: (0..matrix.runs.len()).collect(),
-            curves,
             compared: Some(compared),
-            matrix,
-            layout,
-            fleet: None,
-            cost: None,
-            detail: None,
-            generated: String::new(),
+            ..Model::of(matrix, order, layout, curves)
         }
     }
 
@@ -202,16 +203,12 @@ impl<'a> Model<'a> {
                 row.map_or_else(Vec::new, |r| self.curves[r].clone())
             })
             .collect();
+        let compared = Some(against_first(&matrix));
+        let order = (0..matrix.runs.len()).collect();
         Model {
-            compared: Some(against_first(&matrix)),
-            order: (0..matrix.runs.len()).collect(),
-            curves,
-            matrix,
-            layout: self.layout,
-            fleet: None,
-            cost: None,
-            detail: None,
+            compared,
             generated: self.generated.clone(),
+            ..Model::of(matrix, order, self.layout, curves)
         }
     }
 

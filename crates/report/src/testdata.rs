@@ -4,7 +4,7 @@
 
 use touchstone_results::convergence::{mean_interval, Rule};
 use touchstone_results::curve::{
-    latency_histogram, Convergence, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
+    latency_histogram, CpuSplit, Curve, Latency, Point, ServiceDemand, Trial,
 };
 
 /// A point at (`load`, `cpus`) whose kept trials are `throughput` ×
@@ -22,21 +22,12 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         client_ns_per_op: 4_100.0,
         server_ns_per_op: Some(3_050.0),
     };
-    let trial = |f: f64| Trial {
-        throughput: throughput * f,
-        ops: (throughput * f * 3.0) as u64,
-        window_ns: 3_000_000_000,
-        bytes: None,
-        dropped: false,
-        cpu,
-        service_demand: demand,
-        self_check: None,
-        extra: Default::default(),
-    };
-    let trials = vec![trial(1.0 - spread), trial(1.0), trial(1.0 + spread)];
+    let trials: Vec<Trial> = [1.0 - spread, 1.0, 1.0 + spread]
+        .into_iter()
+        .map(|f| Trial::synthetic(throughput * f, cpu, demand))
+        .collect();
     let xs: Vec<f64> = trials.iter().map(|t| t.throughput).collect();
-    let rule = Rule::default();
-    let (_, half) = mean_interval(&xs, rule.confidence);
+    let (_, half) = mean_interval(&xs, Rule::default().confidence);
     let mut h = latency_histogram();
     for i in 0..1000u64 {
         // 98 % near the typical latency, a tail of 2 % at three times it.
@@ -47,28 +38,7 @@ pub fn point(load: u32, cpus: u32, throughput: f64, spread: f64, latency_ns: u64
         };
         h.record(v).unwrap();
     }
-    Point {
-        load,
-        cpus,
-        cpu_ids: (0..cpus).collect(),
-        cpu_choice: None,
-        trials,
-        throughput,
-        throughput_half_width: half,
-        bytes_per_s: None,
-        convergence: Convergence {
-            rule,
-            width: Some(2.0 * half / throughput),
-            converged: 2.0 * half / throughput <= rule.width,
-            cut_by_budget: false,
-        },
-        latency: Latency::of(&h),
-        by_type: vec![],
-        cpu,
-        service_demand: demand,
-        self_check: None,
-        extra: Default::default(),
-    }
+    Point::synthetic(load, cpus, trials, (throughput, half), Latency::of(&h))
 }
 
 /// A tcp_rr-like curve: at 1 CPU, loads 1–4, saturating near 60 k/s; at 2
@@ -96,12 +66,8 @@ pub fn tcp_rr() -> Curve {
     warm.dropped = true;
     first.trials.insert(0, warm);
     Curve {
-        workload: "tcp_rr".into(),
-        params: [("size".to_string(), "4".to_string())].into(),
-        operation: "transaction".into(),
-        points,
-        bytes_per_op: None,
         unmeasured_cpus: vec![4],
+        ..Curve::synthetic("tcp_rr", &[("size", "4")], points)
     }
 }
 

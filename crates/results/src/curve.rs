@@ -284,6 +284,79 @@ impl Point {
     }
 }
 
+/// The skeletons that synthetic curves (tests, the farm generator) fill in.
+impl Trial {
+    /// A kept trial of `throughput` over a window of 3 s.
+    pub fn synthetic(throughput: f64, cpu: CpuSplit, service_demand: ServiceDemand) -> Trial {
+        Trial {
+            throughput,
+            ops: (throughput * 3.0) as u64,
+            window_ns: 3_000_000_000,
+            bytes: None,
+            dropped: false,
+            cpu,
+            service_demand,
+            self_check: None,
+            extra: Default::default(),
+        }
+    }
+}
+
+impl Point {
+    /// The point of `trials` at (`load`, `cpus`): `throughput` ± `half`,
+    /// converged under the default rule where that width is reached, with
+    /// `latency` and the CPU split and service demand of the first trial.
+    pub fn synthetic(
+        load: u32,
+        cpus: u32,
+        trials: Vec<Trial>,
+        (throughput, half): (f64, f64),
+        latency: Latency,
+    ) -> Point {
+        let rule = Rule::default();
+        let width = 2.0 * half / throughput;
+        Point {
+            load,
+            cpus,
+            cpu_ids: (0..cpus).collect(),
+            cpu_choice: None,
+            cpu: trials[0].cpu,
+            service_demand: trials[0].service_demand,
+            trials,
+            throughput,
+            throughput_half_width: half,
+            bytes_per_s: None,
+            convergence: Convergence {
+                rule,
+                width: Some(width),
+                converged: width <= rule.width,
+                cut_by_budget: false,
+            },
+            latency,
+            by_type: vec![],
+            self_check: None,
+            extra: Default::default(),
+        }
+    }
+}
+
+impl Curve {
+    /// A curve of `workload`'s transactions at `params`, made of `points`.
+    pub fn synthetic(workload: &str, params: &[(&str, &str)], points: Vec<Point>) -> Curve {
+        Curve {
+            workload: workload.into(),
+            params: params
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            operation: "transaction".into(),
+            points,
+            bytes_per_op: None,
+            unmeasured_cpus: vec![],
+        }
+    }
+}
+
 /// The points of one sweep of one workload in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Curve {

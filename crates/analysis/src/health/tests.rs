@@ -19,17 +19,28 @@ fn headline(value: f64, rel: f64) -> Headline {
     }
 }
 
+/// The judgement of a latency `value` ± `rel` against `reference`.
+fn judge_ns(
+    value: f64,
+    rel: f64,
+    reference: &[f64],
+    against: Against,
+    own_spread: Option<f64>,
+) -> Judgement {
+    judge(
+        &headline(value, rel),
+        Unit::Ns,
+        reference,
+        against,
+        own_spread,
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_latency_31_percent_up_against_a_tight_class_is_a_finding() {
     let class = [92.0, 91.5, 92.4, 92.1, 91.8];
-    let j = judge(
-        &headline(120.6, 0.01),
-        Unit::Ns,
-        &class,
-        Against::Class,
-        Some(0.008),
-    )
-    .unwrap();
+    let j = judge_ns(120.6, 0.01, &class, Against::Class, Some(0.008));
     assert!(j.significant && j.beyond_spread && j.degraded(), "{j:?}");
     assert!((j.shift() - 0.31).abs() < 0.01, "{}", j.shift());
     assert_eq!((j.baseline, j.n), (92.0, 5));
@@ -37,14 +48,7 @@ fn a_latency_31_percent_up_against_a_tight_class_is_a_finding() {
     assert!((j.spread - 0.01).abs() < 1e-12, "{}", j.spread);
     assert!(j.score > 30.0);
     // Faster is never a finding; bandwidth is slow when it drops.
-    let j = judge(
-        &headline(60.0, 0.01),
-        Unit::Ns,
-        &class,
-        Against::Class,
-        None,
-    )
-    .unwrap();
+    let j = judge_ns(60.0, 0.01, &class, Against::Class, None);
     assert!(!j.degraded() && j.score < 0.0);
     let bw = [10_000.0, 10_100.0, 9_950.0];
     let j = judge(
@@ -63,35 +67,14 @@ fn a_shift_within_the_run_to_run_spread_is_no_finding_even_when_significant() {
     // 2 % slower against a history that agrees to 0.5 %: the intervals tell
     // them apart, but the host moves by more than that from run to run.
     let history = steady(20, 100.0);
-    let j = judge(
-        &headline(102.0, 0.002),
-        Unit::Ns,
-        &history,
-        Against::History,
-        None,
-    )
-    .unwrap();
+    let j = judge_ns(102.0, 0.002, &history, Against::History, None);
     assert!(j.significant, "{j:?}");
     assert!(!j.beyond_spread && !j.degraded(), "{j:?}");
     // 6 % is beyond 3.5 × 1 %.
-    let j = judge(
-        &headline(106.0, 0.002),
-        Unit::Ns,
-        &history,
-        Against::History,
-        None,
-    )
-    .unwrap();
+    let j = judge_ns(106.0, 0.002, &history, Against::History, None);
     assert!(j.degraded(), "{j:?}");
     // …unless the host's own spread is 3 %: then 6 % is within 3.5 of it.
-    let j = judge(
-        &headline(106.0, 0.002),
-        Unit::Ns,
-        &history,
-        Against::Class,
-        Some(0.03),
-    )
-    .unwrap();
+    let j = judge_ns(106.0, 0.002, &history, Against::Class, Some(0.03));
     assert!(j.significant && !j.degraded(), "{j:?}");
 }
 
@@ -100,14 +83,7 @@ fn a_large_shift_of_a_noisy_figure_is_no_finding_when_not_significant() {
     // The judged run itself is all over the place (±40 %): its interval
     // reaches below the baseline.
     let history = steady(20, 100.0);
-    let j = judge(
-        &headline(130.0, 0.4),
-        Unit::Ns,
-        &history,
-        Against::History,
-        None,
-    )
-    .unwrap();
+    let j = judge_ns(130.0, 0.4, &history, Against::History, None);
     assert!(j.beyond_spread && !j.significant && !j.degraded(), "{j:?}");
 }
 
@@ -194,14 +170,7 @@ fn a_short_history_cannot_vouch_for_a_tight_spread() {
     // (3.5 × 1.8 % = 6.3 % needed), a 10 % one is.
     let j = judge(&now, Unit::Ns, &long, Against::History, None).unwrap();
     assert!(!j.degraded(), "{j:?}");
-    let j = judge(
-        &headline(168.6, 0.005),
-        Unit::Ns,
-        &long,
-        Against::History,
-        None,
-    )
-    .unwrap();
+    let j = judge_ns(168.6, 0.005, &long, Against::History, None);
     assert!(j.degraded(), "{j:?}");
     // Against the class the hosts' spread is taken as `fleet report` does.
     let j = judge(&now, Unit::Ns, &short, Against::Class, None).unwrap();

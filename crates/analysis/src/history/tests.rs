@@ -39,20 +39,25 @@ fn wobble(i: usize, level: f64) -> f64 {
     level * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0) / 2.0)
 }
 
-#[test]
-fn a_change_is_found_at_its_run_with_its_size_and_what_changed() {
+/// `track` with the default options of `values`, one for each of `runs()`.
+fn track_of(name: &str, unit: Unit, values: &[f64]) -> Track {
     let runs = runs();
     let refs: Vec<&Run> = runs.iter().collect();
+    track(
+        name.into(),
+        unit,
+        entries(values),
+        &refs,
+        &Options::default(),
+    )
+}
+
+#[test]
+fn a_change_is_found_at_its_run_with_its_size_and_what_changed() {
     let values: Vec<f64> = (0..20)
         .map(|i| wobble(i, if i < 12 { 100.0 } else { 130.0 }))
         .collect();
-    let t = track(
-        "lat_mem_rd/x".into(),
-        Unit::Ns,
-        entries(&values),
-        &refs,
-        &Options::default(),
-    );
+    let t = track_of("lat_mem_rd/x", Unit::Ns, &values);
     assert_eq!(t.shifts.len(), 1, "{:?}", t.shifts);
     let s = &t.shifts[0];
     assert_eq!((s.at, s.before_row, s.after_row), (12, 11, 12));
@@ -63,28 +68,14 @@ fn a_change_is_found_at_its_run_with_its_size_and_what_changed() {
     let named: Vec<String> = s.changes.iter().map(|c| c.to_string()).collect();
     assert_eq!(named, ["THP madvise → always"]);
     // The same figures as a bandwidth: faster.
-    let t = track(
-        "bw".into(),
-        Unit::MBps,
-        entries(&values),
-        &refs,
-        &Options::default(),
-    );
+    let t = track_of("bw", Unit::MBps, &values);
     assert_eq!(t.shifts[0].verdict, Verdict::Faster);
 }
 
 #[test]
 fn a_steady_history_has_no_change_point() {
-    let runs = runs();
-    let refs: Vec<&Run> = runs.iter().collect();
     let values: Vec<f64> = (0..20).map(|i| wobble(i, 100.0)).collect();
-    let t = track(
-        "x".into(),
-        Unit::Ns,
-        entries(&values),
-        &refs,
-        &Options::default(),
-    );
+    let t = track_of("x", Unit::Ns, &values);
     assert!(t.shifts.is_empty(), "{:?}", t.shifts);
 }
 

@@ -2,19 +2,7 @@
 //! test against straight lines (the false-knee rate on noisy lines, the
 //! knees kept on bent curves).
 use super::*;
-
-/// A point with a symmetric interval of ± `half`.
-fn pt(load: f64, throughput: f64, half: f64) -> CurvePoint {
-    CurvePoint {
-        load,
-        throughput,
-        ci_low: throughput - half,
-        ci_high: throughput + half,
-    }
-}
-
-/// The load ladder touchstone sweeps by default.
-const LADDER: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+use crate::testdata::{pt, LADDER};
 
 /// The load where a smooth concave curve's Kneedle difference curve
 /// peaks: where the slope of the normalised curve is 1, i.e.

@@ -249,15 +249,20 @@ pub fn duration(seconds: f64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_case_costs_its_rounds_of_warm_up_and_repetitions_and_one_sizing() {
-        let plan = Plan {
-            rounds: 5,
+    /// `rounds` rounds, each a 10 ms warm-up and three intervals of 5 ms.
+    fn rounds_of_three_5ms_intervals(rounds: u32) -> Plan {
+        Plan {
+            rounds,
             repetitions: 3,
             target_ns: 5_000_000,
             warmup_ns: 10_000_000,
             ..Plan::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_case_costs_its_rounds_of_warm_up_and_repetitions_and_one_sizing() {
+        let plan = rounds_of_three_5ms_intervals(5);
         let shape = Shape::latency(1.0);
         let one = case_ns(&plan, &shape, false, &Cost::default());
         assert_eq!(
@@ -318,13 +323,7 @@ mod tests {
 
     #[test]
     fn long_iterations_and_untimed_work_lengthen_the_rounds() {
-        let plan = Plan {
-            rounds: 1,
-            repetitions: 3,
-            target_ns: 5_000_000,
-            warmup_ns: 10_000_000,
-            ..Plan::default()
-        };
+        let plan = rounds_of_three_5ms_intervals(1);
         let shape = Shape::latency(1.0);
         // One iteration of 100 ms: every interval (and the warm-up) is one.
         let long = Cost {

@@ -164,35 +164,22 @@ mod tests {
     fn times_parse_as_dates_times_and_ages() {
         let n = now();
         let at = |y, mo, d, h, mi| Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap();
-        assert_eq!(
-            parse_when("2026-11-01", n, End::Start).unwrap(),
-            at(2026, 11, 1, 0, 0)
-        );
-        // An end date includes its whole day.
-        assert_eq!(
-            parse_when("2026-11-01", n, End::Finish).unwrap(),
-            at(2026, 11, 2, 0, 0)
-        );
-        assert_eq!(
-            parse_when("2026-11-01T14:30", n, End::Start).unwrap(),
-            at(2026, 11, 1, 14, 30)
-        );
-        assert_eq!(
-            parse_when("2026-11-01T14:30:00+02:00", n, End::Start).unwrap(),
-            at(2026, 11, 1, 12, 30)
-        );
-        assert_eq!(
-            parse_when("7d", n, End::Start).unwrap(),
-            at(2026, 11, 16, 12, 0)
-        );
-        assert_eq!(
-            parse_when("90m", n, End::Start).unwrap(),
-            at(2026, 11, 23, 10, 30)
-        );
-        assert_eq!(
-            parse_when("2w", n, End::Start).unwrap(),
-            at(2026, 11, 9, 12, 0)
-        );
+        for (text, end, want) in [
+            ("2026-11-01", End::Start, at(2026, 11, 1, 0, 0)),
+            // An end date includes its whole day.
+            ("2026-11-01", End::Finish, at(2026, 11, 2, 0, 0)),
+            ("2026-11-01T14:30", End::Start, at(2026, 11, 1, 14, 30)),
+            (
+                "2026-11-01T14:30:00+02:00",
+                End::Start,
+                at(2026, 11, 1, 12, 30),
+            ),
+            ("7d", End::Start, at(2026, 11, 16, 12, 0)),
+            ("90m", End::Start, at(2026, 11, 23, 10, 30)),
+            ("2w", End::Start, at(2026, 11, 9, 12, 0)),
+        ] {
+            assert_eq!(parse_when(text, n, end).unwrap(), want, "{text}");
+        }
         for bad in ["", "yesterday", "7y", "-3d", "2026-13-01", "d"] {
             assert!(parse_when(bad, n, End::Start).is_err(), "{bad}");
         }

@@ -234,14 +234,23 @@ pub fn warn_skipped(unreadable: &[StoreError]) {
 /// The runs `ids` that can be read, and why each of the others cannot
 /// (`StoreError::Unreadable`, which names the run); any other error stops.
 pub fn load_each(store: &Store, ids: &[String]) -> Result<(Vec<Run>, Vec<StoreError>), CliError> {
-    let mut runs = Vec::with_capacity(ids.len());
+    each_readable(ids, |id| store.load_run(id))
+}
+
+/// What `read` gives of each of `ids` that can be read, and why each of
+/// the others cannot; any other error stops.
+fn each_readable<T>(
+    ids: &[String],
+    read: impl Fn(&str) -> Result<T, StoreError>,
+) -> Result<(Vec<T>, Vec<StoreError>), CliError> {
+    let mut read_ones = Vec::with_capacity(ids.len());
     let mut unreadable = Vec::new();
     for id in ids {
-        if let Some(run) = readable(store.load_run(id), &mut unreadable)? {
-            runs.push(run);
+        if let Some(x) = readable(read(id), &mut unreadable)? {
+            read_ones.push(x);
         }
     }
-    Ok((runs, unreadable))
+    Ok((read_ones, unreadable))
 }
 
 /// `what` failed because no run could be read: each one named, with why.
@@ -273,14 +282,7 @@ pub fn load_headers(
     store: &Store,
     ids: &[String],
 ) -> Result<(Vec<Run>, Vec<StoreError>), CliError> {
-    let mut runs = Vec::with_capacity(ids.len());
-    let mut unreadable = Vec::new();
-    for id in ids {
-        if let Some(run) = readable(store.load_header(id), &mut unreadable)? {
-            runs.push(run);
-        }
-    }
-    Ok((runs, unreadable))
+    each_readable(ids, |id| store.load_header(id))
 }
 
 /// The matrix of `runs` (headers), each run's measurements read in brief
