@@ -418,6 +418,18 @@ mod tests {
         list.iter().map(|s| s.parse().unwrap()).collect()
     }
 
+    /// The default grid over a staircase of three steps: an L1 TLB of 96
+    /// pages, an L2 of 3072, then the L2 cache's step at 8192 pages.
+    fn staircase_to_the_l2_cache() -> Vec<(u64, f64)> {
+        let ns = |p: u64| match p {
+            0..=96 => 1.0,
+            97..=3072 => 3.0,
+            3073..=8192 => 9.0,
+            _ => 40.0,
+        };
+        grid(true).iter().map(|&p| (p, ns(p))).collect()
+    }
+
     /// The default sweep on the development guest (recorded, load 2.5): the
     /// step at 8192 pages is one grid step below the 16384 lines of the
     /// 1 MiB L2 cache, where the touched lines outgrow it. The old rule set
@@ -433,21 +445,7 @@ mod tests {
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
         assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 2560.0)]);
         assert_eq!(d[1].extra["next_pages"], 3072.0);
-        let c: Vec<(u64, f64)> = grid(true)
-            .iter()
-            .map(|&p| {
-                let ns = if p <= 96 {
-                    1.0
-                } else if p <= 3072 {
-                    3.0
-                } else if p <= 8192 {
-                    9.0
-                } else {
-                    40.0
-                };
-                (p, ns)
-            })
-            .collect();
+        let c = staircase_to_the_l2_cache();
         let d = derive_from(&clean(&c), 4096, &LINES, "cpuid", &tlbs(&[96, 3072]));
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
         assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
@@ -543,21 +541,7 @@ mod tests {
         assert_eq!(d[1].value(), 2048.0);
         assert!(d[1].invalid.is_none());
         // Three steps, two reported levels: the one nearest no level is none.
-        let c: Vec<(u64, f64)> = grid(true)
-            .iter()
-            .map(|&p| {
-                let ns = if p <= 96 {
-                    1.0
-                } else if p <= 3072 {
-                    3.0
-                } else if p <= 8192 {
-                    9.0
-                } else {
-                    40.0
-                };
-                (p, ns)
-            })
-            .collect();
+        let c = staircase_to_the_l2_cache();
         let d = derive_from(&clean(&c), 4096, &[], "cpuid", &tlbs(&[96, 128]));
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
         assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
