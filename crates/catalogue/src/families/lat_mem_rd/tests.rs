@@ -55,6 +55,22 @@ fn staircase(s: u64) -> f64 {
     }
 }
 
+/// The guest's caches with its L3 share ending at `l3_ends`: L1 48 KiB,
+/// L2 1 MiB, then 12 ns up to `l3_ends`, memory past it.
+fn share_of_l3(l3_ends: u64) -> impl Fn(u64) -> f64 {
+    move |s: u64| {
+        if s <= 48 << 10 {
+            1.0
+        } else if s <= 1 << 20 {
+            3.5
+        } else if s <= l3_ends {
+            12.0
+        } else {
+            150.0
+        }
+    }
+}
+
 fn os() -> [Cache; 3] {
     [cache(1, 48 << 10), cache(2, 1 << 20), cache(3, 32 << 20)]
 }
@@ -286,18 +302,11 @@ fn a_level_not_confirmed_keeps_its_name_and_no_number() {
 fn a_shared_caches_share_is_no_level() {
     let grid = quick_grid();
     for l3_ends in [6u64 << 20, 8 << 20, 12 << 20, 16 << 20] {
-        let lat = |s: u64| {
-            if s <= 48 << 10 {
-                1.0
-            } else if s <= 1 << 20 {
-                3.5
-            } else if s <= l3_ends {
-                12.0
-            } else {
-                150.0
-            }
-        };
-        let d = derive_from(&[("rand", clean(&grid, lat))], &os(), min_of);
+        let d = derive_from(
+            &[("rand", clean(&grid, share_of_l3(l3_ends)))],
+            &os(),
+            min_of,
+        );
         assert_eq!(
             names(&d),
             [
@@ -327,22 +336,11 @@ fn a_shared_caches_share_is_no_level() {
 #[test]
 fn a_share_in_any_round_is_no_level() {
     let grid = quick_grid();
-    let lat = |l3_ends: u64| {
-        move |s: u64| {
-            if s <= 48 << 10 {
-                1.0
-            } else if s <= 1 << 20 {
-                3.5
-            } else if s <= l3_ends {
-                12.0
-            } else {
-                150.0
-            }
-        }
-    };
     for ends in [[16u64, 24, 24], [16, 16, 24]] {
-        let rounds: Vec<Vec<SweepPoint>> =
-            ends.iter().map(|&e| clean(&grid, lat(e << 20))).collect();
+        let rounds: Vec<Vec<SweepPoint>> = ends
+            .iter()
+            .map(|&e| clean(&grid, share_of_l3(e << 20)))
+            .collect();
         let points: Vec<SweepPoint> = (0..grid.len())
             .map(|i| {
                 let minima: Vec<f64> = rounds.iter().map(|r| r[i].headline).collect();
