@@ -381,14 +381,7 @@ mod tests {
     }
 
     fn recorded(c: crate::support::recorded_tlb::Curve) -> Vec<SweepPoint> {
-        c.iter()
-            .map(|(s, v)| SweepPoint {
-                size: *s,
-                samples: v.to_vec(),
-                rounds: Vec::new(),
-                headline: min_of(v),
-            })
-            .collect()
+        crate::support::cache_levels::recorded_sweep(c)
     }
 
     /// A staircase over `grid`: 1 ns up to `l1` pages, 3 ns up to `l2`,

@@ -240,6 +240,21 @@ pub struct SweepPoint {
     pub headline: f64,
 }
 
+/// A recorded sweep (size, every repetition's figure) as one round's
+/// points with their minimum as the headline: the recorded curves the
+/// lat_mem_rd and tlb tests replay.
+#[cfg(test)]
+pub fn recorded_sweep(c: &[(u64, &[f64])]) -> Vec<SweepPoint> {
+    c.iter()
+        .map(|(s, v)| SweepPoint {
+            size: *s,
+            samples: v.to_vec(),
+            rounds: Vec::new(),
+            headline: min_of(v),
+        })
+        .collect()
+}
+
 /// Where a step is placed: where the curve crosses halfway (geometric)
 /// between its plateaus (a cache's capacity, blurred by conflicts over a
 /// range of sizes around it), or where the latency starts to leave the

@@ -163,14 +163,7 @@ fn a_sparse_sweep_names_no_level() {
 }
 
 fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
-    c.iter()
-        .map(|(s, v)| SweepPoint {
-            size: *s,
-            samples: v.to_vec(),
-            rounds: Vec::new(),
-            headline: min_of(v),
-        })
-        .collect()
+    crate::support::cache_levels::recorded_sweep(c)
 }
 
 /// Four identical back-to-back quick runs under load (recorded). Read
