@@ -688,6 +688,9 @@ impl Supervisor<'_> {
     fn sample(&self, w: &dyn Workload) -> Sample {
         let t = now_ns();
         let read = |p: &Proc| p.clock.and_then(cpu::cpu_time_ns).unwrap_or(0);
+        // Read once: the count beside the clients, and whether there is one
+        // (then the clients are probes).
+        let traffic = w.traffic_ops();
         Sample {
             t,
             stat: cpu::read_proc_stat().unwrap_or_default(),
@@ -711,7 +714,7 @@ impl Supervisor<'_> {
                         Role::Threads => "client process".to_string(),
                     },
                     threads: threads::thread_times(p.pid),
-                    probe: p.role != Role::Server && w.traffic_ops().is_some(),
+                    probe: p.role != Role::Server && traffic.is_some(),
                 })
                 .chain(
                     w.traffic_pids()
@@ -724,7 +727,7 @@ impl Supervisor<'_> {
                         }),
                 )
                 .collect(),
-            traffic: w.traffic_ops(),
+            traffic,
             // Read by the supervisor, which runs no workload code: the
             // clients' timing never includes it.
             energy: self.energy.map(|p| (p.snapshot(), now_ns())),
