@@ -106,12 +106,13 @@ pub fn median_interval(m: &Figure, level: f64) -> (f64, f64, f64) {
 
 /// The interval (low, high, coverage) of a measurement's headline as an
 /// estimate of what the machine gives, at `level`. Measured in rounds: the
-/// interval over rounds (which covers another run's headline, so it holds
-/// the variation of two runs) at `level`, narrowed by √2 to hold one run's:
-/// the headline's own. Otherwise None (see `median_interval`).
+/// interval over rounds with its stored run-level term (which covers
+/// another run's headline, so it holds the variation of two runs) at
+/// `level`, narrowed by √2 to hold one run's: the headline's own. Otherwise
+/// None (see `median_interval`).
 pub fn rounds_interval(m: &Figure, level: f64) -> Option<(f64, f64, f64)> {
     let r = m.summary.rounds.as_ref()?;
-    let (h, low, high) = RoundSummary::interval_at(&r.figures, level)?;
+    let (h, low, high) = RoundSummary::interval_at(&r.figures, level, r.run_level)?;
     if low > 0.0 {
         // Symmetric on a log scale: h·exp(± half).
         let narrowed = (high / low).ln() / 2.0 / std::f64::consts::SQRT_2;
