@@ -444,6 +444,34 @@ mod tests {
         );
     }
 
+    /// A figure whose rounds agree within each run while the whole run
+    /// moved by 3 % (the run-level component of the quick suite's groups):
+    /// the rounds' interval alone calls it slower; with the run-level term
+    /// stored with both figures (1.44 %, mem_lat's) it is "~", and a 10 %
+    /// difference is still told.
+    #[test]
+    fn the_run_level_term_keeps_a_run_shift_the_same_and_tells_a_10_percent_one() {
+        let with_term = |m: touchstone_results::Measurement, term: f64| {
+            let mut m = m;
+            m.summary.rounds = m.summary.rounds.map(|r| r.with_run_level(term));
+            m
+        };
+        for (term, same) in [(0.0, false), (0.0144, true)] {
+            let base = with_term(rounds_around("lat", Unit::Ns, &[100.0, 100.4, 99.7]), term);
+            let moved = with_term(rounds_around("lat", Unit::Ns, &[103.0, 103.3, 102.8]), term);
+            let r = ratio(&base.figure(), &moved.figure()).unwrap();
+            let v = verdict(&r, Some(false));
+            assert_eq!(v == Verdict::Same, same, "term {term}: {r:?}");
+            let slower = with_term(rounds_around("lat", Unit::Ns, &[110.0, 110.3, 109.8]), term);
+            let r = ratio(&base.figure(), &slower.figure()).unwrap();
+            assert_eq!(
+                verdict(&r, Some(false)),
+                Verdict::Slower,
+                "term {term}: {r:?}"
+            );
+        }
+    }
+
     /// Over rounds, each run's interval holds the run-to-run variation:
     /// two runs of one machine whose rounds moved by a few per cent are
     /// "~" (their medians' intervals of one round each said "slower");
