@@ -128,6 +128,17 @@ pub const RUN_LEVEL_SPREAD: &[(&str, f64)] = &[
     ("proc", 0.0083),
 ];
 
+/// The machine-wide part of the run-level spread (a log-scale standard
+/// deviation): what moves every group of a run together, so that it does
+/// not average out over groups as their own terms do. Per run, the mean over
+/// report groups (harness left out) of each group's mean log speed-up from
+/// its sitting's mean; its standard deviation across the five runs was 0.93,
+/// 2.45, 2.55, 0.83, 0.83 and 1.26 % in the six sittings of
+/// `RUN_LEVEL_SPREAD` (/work/notes/runvar/machine.py); this is their root
+/// mean square. The overall index adds it (`touchstone_analysis::index`)
+/// where the runs' figures carry a run-level term.
+pub const MACHINE_RUN_LEVEL_SPREAD: f64 = 0.0165;
+
 /// The run-level spread of report group `group` (`RUN_LEVEL_SPREAD`; 0 for
 /// a group not measured there).
 pub fn run_level_spread(group: &str) -> f64 {
