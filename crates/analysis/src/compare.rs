@@ -106,12 +106,13 @@ pub fn median_interval(m: &Figure, level: f64) -> (f64, f64, f64) {
 
 /// The interval (low, high, coverage) of a measurement's headline as an
 /// estimate of what the machine gives, at `level`. Measured in rounds: the
-/// interval over rounds (which covers another run's headline, so it holds
-/// the variation of two runs) at `level`, narrowed by √2 to hold one run's:
-/// the headline's own. Otherwise None (see `median_interval`).
+/// interval over rounds with its stored run-level term (which covers
+/// another run's headline, so it holds the variation of two runs) at
+/// `level`, narrowed by √2 to hold one run's: the headline's own. Otherwise
+/// None (see `median_interval`).
 pub fn rounds_interval(m: &Figure, level: f64) -> Option<(f64, f64, f64)> {
     let r = m.summary.rounds.as_ref()?;
-    let (h, low, high) = RoundSummary::interval_at(&r.figures, level)?;
+    let (h, low, high) = RoundSummary::interval_at(&r.figures, level, r.run_level)?;
     if low > 0.0 {
         // Symmetric on a log scale: h·exp(± half).
         let narrowed = (high / low).ln() / 2.0 / std::f64::consts::SQRT_2;
@@ -441,6 +442,34 @@ mod tests {
             verdict(&ratio(&few.figure(), &more.figure()).unwrap(), None),
             Verdict::Unranked
         );
+    }
+
+    /// A figure whose rounds agree within each run while the whole run
+    /// moved by 3 % (the run-level component of the quick suite's groups):
+    /// the rounds' interval alone calls it slower; with the run-level term
+    /// stored with both figures (1.44 %, mem_lat's) it is "~", and a 10 %
+    /// difference is still told.
+    #[test]
+    fn the_run_level_term_keeps_a_run_shift_the_same_and_tells_a_10_percent_one() {
+        let with_term = |m: touchstone_results::Measurement, term: f64| {
+            let mut m = m;
+            m.summary.rounds = m.summary.rounds.map(|r| r.with_run_level(term));
+            m
+        };
+        for (term, same) in [(0.0, false), (0.0144, true)] {
+            let base = with_term(rounds_around("lat", Unit::Ns, &[100.0, 100.4, 99.7]), term);
+            let moved = with_term(rounds_around("lat", Unit::Ns, &[103.0, 103.3, 102.8]), term);
+            let r = ratio(&base.figure(), &moved.figure()).unwrap();
+            let v = verdict(&r, Some(false));
+            assert_eq!(v == Verdict::Same, same, "term {term}: {r:?}");
+            let slower = with_term(rounds_around("lat", Unit::Ns, &[110.0, 110.3, 109.8]), term);
+            let r = ratio(&base.figure(), &slower.figure()).unwrap();
+            assert_eq!(
+                verdict(&r, Some(false)),
+                Verdict::Slower,
+                "term {term}: {r:?}"
+            );
+        }
     }
 
     /// Over rounds, each run's interval holds the run-to-run variation:

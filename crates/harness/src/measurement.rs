@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use touchstone_results::convergence::{assess_median, MedianConvergence, Rule, Verdict};
-use touchstone_results::stats::RoundSummary;
+use touchstone_results::stats::{run_level_spread, RoundSummary};
 use touchstone_results::{checks, host, Baseline, Measurement, Statistic, Summary};
 
 use crate::bench::{Benchmark, Report, Shape};
@@ -324,8 +324,12 @@ impl CaseRounds {
             warnings.extend(w);
             invalid = why;
         }
-        let summary = Summary::of_rounds(&combined, &rounds, shape.statistic)
+        let mut summary = Summary::of_rounds(&combined, &rounds, shape.statistic)
             .ok_or_else(|| invalid_error("the benchmark produced no samples".into()))?;
+        // What moves a whole run and its rounds cannot see, for the group.
+        summary.rounds = summary
+            .rounds
+            .map(|r| r.with_run_level(run_level_spread(&label.group)));
         warnings.extend(checks::check_ci(&summary));
         if summary.rounds.is_none() {
             // Over rounds the headline's interval comes from the rounds,

@@ -576,6 +576,11 @@ fn summary(
             ));
         }
     }
+    // Not the samples' to give: the stored run-level term stays.
+    if let (Some(w), Some(g)) = (s.rounds.as_mut(), stored.rounds.as_ref()) {
+        w.keep_run_level_of(g)
+            .map_err(|e| bad(format!("{at}.rounds.run_level"), e))?;
+    }
     match (&s.rounds, &stored.rounds) {
         (None, None) => {}
         (Some(want), Some(got)) => {
