@@ -228,7 +228,7 @@ pub fn derive_from(
 }
 
 /// The levels of the steps when the machine reports no TLB (the Intel
-/// guest's cpuid has no leaf 0x18): a first-level data TLB holds fewer
+/// guest stored none from cpuid): a first-level data TLB holds fewer
 /// entries than the L1d has lines (64-96 against 512-768 on x86-64, 48
 /// against 1,024 on Neoverse N1), a second level more, but fewer than the
 /// L2 cache's lines (1.5-4 K against 16-32 K). So a step below the L1d's
