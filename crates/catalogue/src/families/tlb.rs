@@ -8,7 +8,8 @@
 //! `derive` finds the steps (confirmed over resampled repetitions, as
 //! lat_mem_rd's cache levels), sets aside those within one grid step of a
 //! cache's line capacity, names the rest after the levels cpuid (or the
-//! device tree) reports, and gives each level's entries, reach and page
+//! device tree) reports (with none reported, by where they lie against the
+//! caches' line capacities), and gives each level's entries, reach and page
 //! size next to the reported entries, or "not detected" with the reason.
 
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
@@ -82,7 +83,8 @@ fn entries_agree(entries: u64, next: Option<u64>, reported: u32) -> bool {
 /// not confirm or that the grid cannot place are not detected. `tlbs` is
 /// what the machine reports (`source`: "cpuid" or "devicetree"): each
 /// confirmed step is named after the reported level nearest it
-/// (`name_steps`), the reported entries are stored next to the measured
+/// (`name_steps`; with none reported, `named_by_lines`), the reported
+/// entries are stored next to the measured
 /// ones (`cpuid_entries`, or `devicetree_entries`), and a disagreement is
 /// flagged (`tlb-disagrees`) in every mode; a reported level that no
 /// confirmed step stands for is stored as not detected (`invalid`), never
