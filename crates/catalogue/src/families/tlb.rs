@@ -8,7 +8,8 @@
 //! `derive` finds the steps (confirmed over resampled repetitions, as
 //! lat_mem_rd's cache levels), sets aside those within one grid step of a
 //! cache's line capacity, names the rest after the levels cpuid (or the
-//! device tree) reports, and gives each level's entries, reach and page
+//! device tree) reports (with none reported, by where they lie against the
+//! caches' line capacities), and gives each level's entries, reach and page
 //! size next to the reported entries, or "not detected" with the reason.
 
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
@@ -16,7 +17,8 @@ use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 use crate::family::{derived, not_detected_level, Built, Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::cache_levels::{
-    grid_steps_apart, min_of, name_candidates, os_caches, os_line_bytes, steps, Place, SweepPoint,
+    grid_steps_apart, min_of, name_candidates, os_caches, os_line_bytes, steps, Place, Step,
+    SweepPoint,
 };
 use crate::support::cpuid_tlb::{reported_tlbs, Tlb};
 use crate::support::memory::{Order, Pages};
@@ -81,7 +83,8 @@ fn entries_agree(entries: u64, next: Option<u64>, reported: u32) -> bool {
 /// not confirm or that the grid cannot place are not detected. `tlbs` is
 /// what the machine reports (`source`: "cpuid" or "devicetree"): each
 /// confirmed step is named after the reported level nearest it
-/// (`name_steps`), the reported entries are stored next to the measured
+/// (`name_steps`; with none reported, `named_by_lines`), the reported
+/// entries are stored next to the measured
 /// ones (`cpuid_entries`, or `devicetree_entries`), and a disagreement is
 /// flagged (`tlb-disagrees`) in every mode; a reported level that no
 /// confirmed step stands for is stored as not detected (`invalid`), never
@@ -123,11 +126,15 @@ pub fn derive_from(
     let reported: Vec<(u32, u64)> = tlbs.iter().map(|t| (t.level, t.entries as u64)).collect();
     // The steps that could be TLB levels (all but the caches'), matched to
     // the reported levels confirmed or not, so each keeps its place; with
-    // none reported, the confirmed ones are numbered in order.
-    let candidates: Vec<usize> = (0..found.len())
-        .filter(|&i| !is_cache[i] && (!reported.is_empty() || why[i].is_none()))
-        .collect();
-    let names = name_candidates(&candidates, |i| found[i].size, &reported, source, &mut why);
+    // none reported, by the caches' line capacities (`named_by_lines`).
+    let names = if reported.is_empty() && !line_capacities.is_empty() {
+        named_by_lines(&found, line_capacities, &is_cache, &mut why)
+    } else {
+        let candidates: Vec<usize> = (0..found.len())
+            .filter(|&i| !is_cache[i] && (!reported.is_empty() || why[i].is_none()))
+            .collect();
+        name_candidates(&candidates, |i| found[i].size, &reported, source, &mut why)
+    };
     let reported_key = format!("{source}_entries");
     let mut out: Vec<Measurement> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();
@@ -220,6 +227,54 @@ pub fn derive_from(
     // Every level in order, figure or not.
     out.sort_by(|a, b| a.params.get("level").cmp(&b.params.get("level")));
     out
+}
+
+/// The levels of the steps when the machine reports no TLB (the Intel
+/// guest stored none from cpuid): a first-level data TLB holds fewer
+/// entries than the L1d has lines (64-96 against 512-768 on x86-64, 48
+/// against 1,024 on Neoverse N1), a second level more, but fewer than the
+/// L2 cache's lines (1.5-4 K against 16-32 K). So a step below the L1d's
+/// line capacity stands for L1 and one between it and the L2's for L2,
+/// confirmed or not, each keeping its place: numbered in order, an L1
+/// that one run did not confirm handed its name to the L2 step (the Intel
+/// guest's "L1" at 96, 64 or 1,536 pages). The first of several in one
+/// band keeps it: further up the touched lines start to outgrow the cache
+/// (the Intel guest's L1d step begins at 256-512 pages); a step in no band
+/// stands for none, with the reason in `why`.
+fn named_by_lines(
+    found: &[Step],
+    line_capacities: &[(u32, u64)],
+    is_cache: &[bool],
+    why: &mut [Option<String>],
+) -> Vec<Option<u32>> {
+    let lines = |level: u32| {
+        line_capacities
+            .iter()
+            .find(|(l, _)| *l == level)
+            .map(|&(_, n)| n)
+    };
+    let (l1d, l2) = (lines(1).unwrap_or(u64::MAX), lines(2).unwrap_or(u64::MAX));
+    let band = |size: u64| match size {
+        s if s < l1d => Some(1),
+        s if s < l2 => Some(2),
+        _ => None,
+    };
+    let mut names: Vec<Option<u32>> = vec![None; found.len()];
+    for level in [1u32, 2] {
+        let first = (0..found.len()).find(|&i| !is_cache[i] && band(found[i].size) == Some(level));
+        if let Some(k) = first {
+            names[k] = Some(level);
+        }
+    }
+    for i in 0..found.len() {
+        if names[i].is_none() && !is_cache[i] && why[i].is_none() {
+            why[i] = Some(format!(
+                "no TLB is reported, and the first step between the caches' line capacities \
+                 (under {l1d} lines for L1, under {l2} for L2) stands for the level"
+            ));
+        }
+    }
+    names
 }
 
 pub const FAMILY: Family = Family {
@@ -543,6 +598,42 @@ mod tests {
         // With nothing reported, the three are numbered in order.
         let d = derive_from(&clean(&c), 4096, &[], "cpuid", &[]);
         assert_eq!(d.len(), 3);
+    }
+
+    /// With no TLB reported (the Intel guest's cpuid), the steps were
+    /// numbered in order, so a run that could not place the first level
+    /// called the second-level step "L1" (the guest's L1 at 96, 64 or
+    /// 1,536 pages), and a step the L1d's overflow starts with became "L2".
+    /// The L1d's line capacity now separates the levels: the first step
+    /// below it is L1, the first between it and the L2's is L2.
+    #[test]
+    fn with_no_tlb_reported_the_line_capacities_name_the_levels() {
+        let sparse = [
+            16u64, 256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 6144, 8192,
+        ];
+        let d = derive_from(&staircase(&sparse, 64, 2048), 4096, &LINES, "cpuid", &[]);
+        let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
+        assert_eq!(got, [("tlb/level:L2", 2048.0)], "{d:?}");
+        let c: Vec<(u64, f64)> = grid(false)
+            .iter()
+            .map(|&p| {
+                let ns = match p {
+                    0..=96 => 1.0,
+                    97..=256 => 2.0,
+                    257..=2048 => 3.5,
+                    _ => 20.0,
+                };
+                (p, ns)
+            })
+            .collect();
+        let d = derive_from(&clean(&c), 4096, &LINES, "cpuid", &[]);
+        let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
+        assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 2048.0)]);
+        assert!(
+            d[1].warnings.iter().any(|w| w.code == "level-not-detected"
+                && w.message.contains("256 pages: no TLB is reported")),
+            "{d:?}"
+        );
     }
 
     /// A TLB of E entries over a random chain: every page fits up to E,

@@ -295,9 +295,30 @@ pub struct Step {
     /// How many rounds place the step within one grid step of `size` (the
     /// median of their places); None for one round.
     pub rounds_near_size: Option<usize>,
+    /// Every step of each round's own curve, sorted (the same for every
+    /// step of a sweep); empty for one round. Where a round leaves the
+    /// plateau this step ends can lie further from it than one grid step
+    /// (`first_past`).
+    pub rounds_places: Vec<Vec<u64>>,
 }
 
 impl Step {
+    /// The smallest place at which any round leaves the plateau this step
+    /// ends: each round's first step past `below` (the step of the level
+    /// before, more than one grid step of `grid` above it; the first step
+    /// of all with none), however far from this step. None for one round.
+    pub fn first_past(&self, grid: &[u64], below: Option<u64>) -> Option<u64> {
+        self.rounds_places
+            .iter()
+            .filter_map(|round| {
+                round
+                    .iter()
+                    .copied()
+                    .find(|&p| below.is_none_or(|b| p > b && !same_step(grid, p, b)))
+            })
+            .min()
+    }
+
     /// Why the step is not confirmed, or None: fewer than
     /// `MIN_CONFIDENCE` of the resampled curves show it (`with`: the
     /// confirming chain, named in the reason), or fewer than that share
@@ -569,6 +590,7 @@ pub fn steps(
                 rounds_agreeing,
                 rounds_span,
                 rounds_near_size,
+                rounds_places: per_round.clone(),
             })
         })
         .collect()

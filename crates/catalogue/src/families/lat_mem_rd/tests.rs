@@ -355,6 +355,88 @@ fn a_share_in_any_round_is_no_level() {
     }
 }
 
+/// On the guest some rounds fall from the L3 in two steps: to 40 ns at
+/// 8-16 MiB (the share other tenants left), to memory at 24-32 MiB. The
+/// step nearest 32 MiB then lies at 32 MiB in every round, and the old
+/// rule (the rounds' places of that step) printed it as the L3 in the quick
+/// runs whose median round fell in one step (2 of 5) and not in the
+/// others. A round that leaves the L3's plateau before half the OS's
+/// size, however far below the step, makes it a share in every run; one
+/// that leaves the L2's at half (its conflicts from 512 KiB) does not.
+#[test]
+fn a_round_that_leaves_the_plateau_early_makes_a_share() {
+    let grid = quick_grid();
+    let two_steps = |first: u64| {
+        move |s: u64| {
+            if s <= first << 20 {
+                share_of_l3(32 << 20)(s)
+            } else if s <= 32 << 20 {
+                40.0
+            } else {
+                150.0
+            }
+        }
+    };
+    let in_rounds = |round_curves: [Vec<SweepPoint>; 3]| -> Vec<SweepPoint> {
+        (0..grid.len())
+            .map(|i| {
+                let minima: Vec<f64> = round_curves.iter().map(|r| r[i].headline).collect();
+                SweepPoint {
+                    size: grid[i],
+                    samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
+                    rounds: (0..3u32).flat_map(|r| [r; 5]).collect(),
+                    headline: median(&minima),
+                }
+            })
+            .collect()
+    };
+    let points = in_rounds([
+        clean(&grid, two_steps(12)),
+        clean(&grid, staircase_at_12_ns),
+        clean(&grid, staircase_at_12_ns),
+    ]);
+    let d = derive_from(&[("rand", points)], &os(), median);
+    assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
+    assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
+    let why = d[2].invalid.as_deref().expect("the L3 share is no figure");
+    assert!(
+        why.contains("a round leaves its plateau at 12 MiB, under 1/2 of the 32 MiB"),
+        "{why}"
+    );
+    // A round whose L2 rises at 512 KiB, half the 1 MiB: the L2 and the L3
+    // stay figures.
+    let early_l2 = |s: u64| match s {
+        0..=524_288 => staircase_at_12_ns(s),
+        524_289..=1_048_576 => 5.5,
+        _ => staircase_at_12_ns(s),
+    };
+    let points = in_rounds([
+        clean(&grid, early_l2),
+        clean(&grid, staircase_at_12_ns),
+        clean(&grid, staircase_at_12_ns),
+    ]);
+    let d = derive_from(&[("rand", points)], &os(), median);
+    let got: Vec<Option<f64>> = d
+        .iter()
+        .take(3)
+        .map(|m| m.valid_value().map(|_| m.extra["size_bytes"]))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            Some((48 << 10) as f64),
+            Some((1 << 20) as f64),
+            Some((32 << 20) as f64)
+        ],
+        "{d:?}"
+    );
+}
+
+/// The guest's levels with the L3 at 12 ns up to the 32 MiB the OS reports.
+fn staircase_at_12_ns(s: u64) -> f64 {
+    share_of_l3(32 << 20)(s)
+}
+
 #[test]
 fn stride_larger_than_set_is_refused() {
     let sel = crate::select(
