@@ -113,7 +113,7 @@ warning_codes! {
         "the measured TLB entries differ from what cpuid reports",
         "a hypervisor can report other TLB sizes than the hardware has, and replacement or a cache step can move a TLB step; see the curve";
     // A family's own check of what it measures.
-    Ext4NoJournal = "ext4-no-journal",
+    NoJournal = "no-journal",
         "files were created on an ext4 without a journal, where a create skips every inode deleted in the last minute",
         "the figure depends on what was deleted there just before (an earlier run too): leave a minute between runs, or point TMPDIR at a journalled file system";
 }

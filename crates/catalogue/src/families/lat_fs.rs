@@ -191,7 +191,7 @@ fn annotate(m: &mut Measurement, _: &RunContext) {
     let create = m.params.get("op").map(String::as_str) == Some("create");
     if create && io::ext4_without_journal(&io::scratch_parent()) {
         m.warnings.push(Warning::new(
-            WarningCode::Ext4NoJournal,
+            WarningCode::NoJournal,
             "created on ext4 without a journal: each create skips the inodes deleted in the last minute, so this figure depends on what ran before",
         ));
     }
@@ -259,11 +259,7 @@ mod tests {
             let mut m = crate::testing::measure_tiny(spec).unwrap().remove(0);
             FAMILY.annotate(&mut m, &RunContext::default());
             let codes: Vec<&str> = m.warnings.iter().map(|w| w.code.as_str()).collect();
-            assert_eq!(
-                codes.contains(&"ext4-no-journal"),
-                warned,
-                "{spec}: {codes:?}"
-            );
+            assert_eq!(codes.contains(&"no-journal"), warned, "{spec}: {codes:?}");
         }
     }
 }
