@@ -344,33 +344,15 @@ fn host(at: &str, h: &crate::host::Host) -> Checked {
 }
 
 fn fingerprint(at: &str, f: &crate::fingerprint::Fingerprint) -> Checked {
-    let short = [
-        ("kernel_build", &f.kernel_build),
-        ("microcode", &f.microcode),
-        ("firmware_vendor", &f.firmware_vendor),
-        ("firmware_version", &f.firmware_version),
-        ("firmware_date", &f.firmware_date),
-        ("smt", &f.smt),
-        ("boost", &f.boost),
-        (
-            "energy_performance_preference",
-            &f.energy_performance_preference,
-        ),
-        ("thp_enabled", &f.thp_enabled),
-        ("thp_defrag", &f.thp_defrag),
-        ("numa_nodes", &f.numa_nodes),
-        ("dimm_speeds", &f.dimm_speeds),
-        ("libc", &f.libc),
-        ("touchstone", &f.touchstone),
-    ];
-    for (name, v) in short {
-        text(&format!("{at}.{name}"), v, MAX_NAME_BYTES)?;
+    for (field, _, v) in f.items() {
+        // The command line is free text; the other items are short.
+        let max = if field == "kernel_cmdline" {
+            MAX_TEXT_BYTES
+        } else {
+            MAX_NAME_BYTES
+        };
+        text(&format!("{at}.{field}"), v, max)?;
     }
-    text(
-        &format!("{at}.kernel_cmdline"),
-        &f.kernel_cmdline,
-        MAX_TEXT_BYTES,
-    )?;
     count(
         &format!("{at}.mitigations"),
         f.mitigations.len(),
