@@ -105,19 +105,25 @@ fn check(out: ssh::Output, what: &str) -> Result<ssh::Output, HostError> {
         return Err(e);
     }
     if out.status != Some(0) {
-        let msg = out
-            .stderr
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("no message")
-            .trim()
-            .to_string();
+        let (status, msg) = failure(&out, |_| false);
         return Err(HostError::RunFailed(format!(
-            "{what} exited with status {}: {msg}",
-            out.status.map_or("?".into(), |s| s.to_string())
+            "{what} exited with status {status}: {msg}"
         )));
     }
     Ok(out)
+}
+
+/// A failed remote command's exit status, and the last line of its standard
+/// error that `telling` picks (else the last that is not empty).
+fn failure(out: &ssh::Output, telling: impl Fn(&str) -> bool) -> (String, &str) {
+    let line = out
+        .stderr
+        .lines()
+        .rfind(|l| telling(l))
+        .or_else(|| out.stderr.lines().rfind(|l| !l.trim().is_empty()))
+        .unwrap_or("no message")
+        .trim();
+    (out.status.map_or("?".into(), |s| s.to_string()), line)
 }
 
 /// Connect, check the architecture, and put the binary in place.
@@ -233,18 +239,8 @@ pub fn run_suite(
     // touchstone exits 1 when some measurements failed: the others are in
     // the document and worth importing.
     if out.status != Some(0) && (out.status != Some(1) || out.stdout.is_empty()) {
-        let msg = out
-            .stderr
-            .lines()
-            .rfind(|l| l.contains("touchstone") || l.contains("error"))
-            .or_else(|| out.stderr.lines().rfind(|l| !l.trim().is_empty()))
-            .unwrap_or("no message")
-            .trim()
-            .to_string();
-        return Err(HostError::RunFailed(format!(
-            "exit status {}: {msg}",
-            out.status.map_or("?".into(), |s| s.to_string())
-        )));
+        let (status, msg) = failure(&out, |l| l.contains("touchstone") || l.contains("error"));
+        return Err(HostError::RunFailed(format!("exit status {status}: {msg}")));
     }
     json::read(&out.stdout[..])
         .map_err(|e| HostError::RunFailed(format!("its output is no results document: {e}")))

@@ -235,7 +235,20 @@ fn family(m: &Matrix, group: &str, name: &str, cols: &[usize]) -> Family {
 mod tests {
     use super::*;
     use crate::testdata::{measurement, run_with};
-    use touchstone_results::Unit;
+    use touchstone_results::{Measurement, Unit};
+
+    /// The families of one run's measurements.
+    fn one_runs(ms: Vec<Measurement>) -> Vec<Family> {
+        families(&Matrix::build(&[run_with("aaaa0001", "alpha", ms)]).unwrap())
+    }
+
+    /// Each row's case and swept value.
+    fn case_and_value(f: &Family) -> Vec<(&str, &str)> {
+        f.rows
+            .iter()
+            .map(|r| (r.case.as_str(), r.value.as_str()))
+            .collect()
+    }
 
     #[test]
     fn a_memory_sweep_reads_down_the_rows_by_size_within_each_stride() {
@@ -260,9 +273,7 @@ mod tests {
                 measurement(n, g, Unit::Ns, 1, 1.0)
             })
             .collect();
-        let runs = vec![run_with("aaaa0001", "alpha", ms)];
-        let m = Matrix::build(&runs).unwrap();
-        let fams = families(&m);
+        let fams = one_runs(ms);
         assert_eq!(fams.len(), 2);
         // Families that sweep nothing share their group's first table.
         let sys = &fams[0];
@@ -272,11 +283,7 @@ mod tests {
         let mem = &fams[1];
         // stride has a non-numeric value: size is the sweep, not stride.
         assert_eq!(mem.sweep.as_deref(), Some("size"));
-        let rows: Vec<(&str, &str)> = mem
-            .rows
-            .iter()
-            .map(|r| (r.case.as_str(), r.value.as_str()))
-            .collect();
+        let rows = case_and_value(mem);
         assert_eq!(
             rows,
             [
@@ -298,22 +305,12 @@ mod tests {
             measurement("bw_mem/rd/size:4k", "mem_bw", Unit::MBps, 2, 1.0),
             measurement("bw_mem/rd/size:1m", "mem_bw", Unit::MBps, 2, 1.0),
         ];
-        let runs = vec![run_with("aaaa0001", "alpha", ms)];
-        let m = Matrix::build(&runs).unwrap();
-        let fams = families(&m);
+        let fams = one_runs(ms);
         assert_eq!(fams[0].sweep.as_deref(), Some(PROCESSES));
-        let rows: Vec<(&str, &str)> = fams[0]
-            .rows
-            .iter()
-            .map(|r| (r.case.as_str(), r.value.as_str()))
-            .collect();
+        let rows = case_and_value(&fams[0]);
         assert_eq!(rows, [("null", "1"), ("null", "2")]);
         assert_eq!(fams[1].sweep.as_deref(), Some("size"));
-        let rows: Vec<(&str, &str)> = fams[1]
-            .rows
-            .iter()
-            .map(|r| (r.case.as_str(), r.value.as_str()))
-            .collect();
+        let rows = case_and_value(&fams[1]);
         assert_eq!(rows, [("rd", "4k"), ("rd ×2", "4k"), ("rd ×2", "1m")]);
         // Two families that sweep nothing: one table.
         let ms = vec![
@@ -321,9 +318,7 @@ mod tests {
             measurement("lat_tcp/size:1", "comm_lat", Unit::Ns, 1, 1.0),
             measurement("lat_tcp/size:1", "comm_lat", Unit::Ns, 2, 1.0),
         ];
-        let runs = vec![run_with("aaaa0001", "alpha", ms)];
-        let m = Matrix::build(&runs).unwrap();
-        let fams = families(&m);
+        let fams = one_runs(ms);
         assert_eq!(fams.len(), 2, "{fams:?}");
         let cases: Vec<&str> = fams[0].rows.iter().map(|r| r.case.as_str()).collect();
         assert_eq!(cases, ["lat_pipe"]);

@@ -181,14 +181,10 @@ mod tests {
     #[test]
     fn compare_shows_curves_point_by_point_with_peaks_and_knees() {
         let text = compared("table");
-        assert!(
-            text.contains("Load curve tcp_rr size:4: throughput point by point"),
-            "{text}"
-        );
-        assert!(
-            text.contains("Load curve tcp_rr size:4: peaks and knees"),
-            "{text}"
-        );
+        for sheet in ["throughput point by point", "peaks and knees"] {
+            let title = format!("Load curve tcp_rr size:4: {sheet}");
+            assert!(text.contains(&title), "{title}: {text}");
+        }
         // Load 2 at 2 CPUs: 50.00 → 60.00, tight intervals: faster.
         let row = text
             .lines()

@@ -1,7 +1,9 @@
 //! Sheets on a terminal: one comfy-table per sheet, wide sheets split into
 //! several tables that each repeat the row-identifying columns.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
+};
 
 use crate::sanitize::cell;
 
@@ -42,14 +44,10 @@ pub fn render(sheets: &[Sheet]) -> String {
             fit_terminal(&mut t);
             for row in &s.rows {
                 t.add_row(cols.iter().map(|&c| {
-                    let mut cell = cell(&row[c]);
-                    if let (true, Some(colour)) = (coloured, verdict_colour(&row[c])) {
-                        cell = cell.fg(colour);
-                    }
-                    if s.numeric[c] {
-                        cell.set_alignment(CellAlignment::Right)
-                    } else {
-                        cell
+                    let cell = sheet_cell(&row[c], s.numeric[c]);
+                    match (coloured, verdict_colour(&row[c])) {
+                        (true, Some(colour)) => cell.fg(colour),
+                        _ => cell,
                     }
                 }));
             }
@@ -74,19 +72,31 @@ pub fn render_fitted(sheets: &[Sheet]) -> String {
         t.load_preset(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Disabled)
             .set_header(s.header.iter().map(cell));
-        for row in &s.rows {
-            t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
-                let c = cell(c);
-                if num {
-                    c.set_alignment(CellAlignment::Right)
-                } else {
-                    c
-                }
-            }));
-        }
+        add_rows(&mut t, s);
         out.push_str(&format!("{}\n{t}\n", s.title));
     }
     out
+}
+
+/// A sheet's cell, right-aligned when its column holds numbers.
+fn sheet_cell(text: &str, numeric: bool) -> Cell {
+    let c = cell(text);
+    if numeric {
+        c.set_alignment(CellAlignment::Right)
+    } else {
+        c
+    }
+}
+
+/// Every row of a sheet, numbers right-aligned.
+pub fn add_rows(t: &mut Table, s: &Sheet) {
+    for row in &s.rows {
+        t.add_row(
+            row.iter()
+                .zip(&s.numeric)
+                .map(|(c, &num)| sheet_cell(c, num)),
+        );
+    }
 }
 
 /// The width of the terminal on standard output, if it is one (at least

@@ -266,16 +266,7 @@ fn sheet_table(s: &crate::sheet::Sheet, fit_terminal: bool) -> comfy_table::Tabl
     if !fit_terminal {
         t.force_no_tty();
     }
-    for row in &s.rows {
-        t.add_row(row.iter().zip(&s.numeric).map(|(c, &num)| {
-            let cell = cell(c);
-            if num {
-                cell.set_alignment(CellAlignment::Right)
-            } else {
-                cell
-            }
-        }));
-    }
+    crate::tables::add_rows(&mut t, s);
     t
 }
 

@@ -66,6 +66,43 @@ pub struct Fingerprint {
     pub touchstone: String,
 }
 
+impl Fingerprint {
+    /// The text items in the order a reader sees them: (the field's name in
+    /// the results format, the item's name for a reader, its value). The
+    /// mitigations, a map, come apart.
+    pub fn items(&self) -> [(&'static str, &'static str, &String); 15] {
+        [
+            ("kernel_build", "kernel build", &self.kernel_build),
+            (
+                "kernel_cmdline",
+                "kernel command line",
+                &self.kernel_cmdline,
+            ),
+            ("microcode", "microcode", &self.microcode),
+            ("firmware_vendor", "firmware vendor", &self.firmware_vendor),
+            (
+                "firmware_version",
+                "firmware version",
+                &self.firmware_version,
+            ),
+            ("firmware_date", "firmware date", &self.firmware_date),
+            ("smt", "SMT", &self.smt),
+            ("boost", "boost", &self.boost),
+            (
+                "energy_performance_preference",
+                "EPP",
+                &self.energy_performance_preference,
+            ),
+            ("thp_enabled", "THP", &self.thp_enabled),
+            ("thp_defrag", "THP defrag", &self.thp_defrag),
+            ("numa_nodes", "NUMA nodes", &self.numa_nodes),
+            ("dimm_speeds", "DIMMs", &self.dimm_speeds),
+            ("libc", "C library", &self.libc),
+            ("touchstone", "touchstone build", &self.touchstone),
+        ]
+    }
+}
+
 impl Default for Fingerprint {
     fn default() -> Self {
         Fingerprint {
@@ -356,24 +393,11 @@ pub fn facts(run: &Run) -> Vec<(String, String)> {
     opt("memory", memory_text(h.memory_bytes));
     opt("virtualisation", h.virtualization.clone());
     if let Some(f) = &h.fingerprint {
-        let items = [
-            ("kernel build", &f.kernel_build),
-            ("kernel command line", &f.kernel_cmdline),
-            ("microcode", &f.microcode),
-            ("firmware vendor", &f.firmware_vendor),
-            ("firmware version", &f.firmware_version),
-            ("firmware date", &f.firmware_date),
-            ("SMT", &f.smt),
-            ("boost", &f.boost),
-            ("EPP", &f.energy_performance_preference),
-            ("THP", &f.thp_enabled),
-            ("THP defrag", &f.thp_defrag),
-            ("NUMA nodes", &f.numa_nodes),
-            ("DIMMs", &f.dimm_speeds),
-            ("C library", &f.libc),
-            ("touchstone build", &f.touchstone),
-        ];
-        out.extend(items.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        out.extend(
+            f.items()
+                .into_iter()
+                .map(|(_, item, v)| (item.to_string(), v.clone())),
+        );
         out.extend(
             f.mitigations
                 .iter()

@@ -373,10 +373,7 @@ impl Store {
     /// upgraded the store between our first look and our lock.
     fn upgrade(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&path, e))?;
+        let tx = writing(&mut self.conn, &path)?;
         let app_id: i32 = tx
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .map_err(|e| map_err(&path, e))?;
@@ -627,10 +624,7 @@ impl Store {
     pub fn delete_runs(&mut self, ids: &[String]) -> Result<(), StoreError> {
         let path = self.path.clone();
         let owner_columns = self.owner_columns();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&path, e))?;
+        let tx = writing(&mut self.conn, &path)?;
         for id in ids {
             let found = tx
                 .query_row(
@@ -678,10 +672,7 @@ impl Store {
     /// stored header alike. A header that is not JSON keeps its text.
     pub fn relabel(&mut self, id: &str, label: Option<&str>) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&path, e))?;
+        let tx = writing(&mut self.conn, &path)?;
         let header: String = tx
             .query_row("SELECT header FROM runs WHERE id = ?1", [id], |r| r.get(0))
             .optional()
@@ -721,6 +712,16 @@ fn is_access_error(e: &StoreError) -> bool {
         ),
         _ => false,
     }
+}
+
+/// A transaction that writes: it begins as a writer (`BEGIN IMMEDIATE`, so
+/// that the busy timeout waits for another writer; see the module's notes).
+fn writing<'c>(
+    conn: &'c mut Connection,
+    path: &Path,
+) -> Result<rusqlite::Transaction<'c>, StoreError> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| map_err(path, e))
 }
 
 fn map_err(path: &Path, e: rusqlite::Error) -> StoreError {

@@ -97,49 +97,34 @@ impl Scale {
         Scale::for_value(unit, typical)
     }
 
+    /// The scale of one figure: the first of its unit's steps whose
+    /// threshold it reaches, else the unit's smallest (its own for a unit
+    /// without steps).
     pub fn for_value(unit: Unit, v: f64) -> Scale {
-        let s = |label, divisor| Scale { label, divisor };
-        match unit {
-            Unit::Ns => {
-                if v >= 1e9 {
-                    s("s", 1e9)
-                } else if v >= 1e6 {
-                    s("ms", 1e6)
-                } else if v >= 1e4 {
-                    s("µs", 1e3)
-                } else {
-                    s("ns", 1.0)
-                }
-            }
-            Unit::MBps => {
-                if v >= 1e5 {
-                    s("GB/s", 1e3)
-                } else {
-                    s("MB/s", 1.0)
-                }
-            }
-            Unit::OpsPerSec => {
-                if v >= 1e7 {
-                    s("M/s", 1e6)
-                } else if v >= 1e4 {
-                    s("k/s", 1e3)
-                } else {
-                    s("/s", 1.0)
-                }
-            }
-            Unit::Bytes => {
-                if v >= 1024.0 * 1024.0 * 1024.0 {
-                    s("GiB", 1024.0 * 1024.0 * 1024.0)
-                } else if v >= 1024.0 * 1024.0 {
-                    s("MiB", 1024.0 * 1024.0)
-                } else if v >= 1024.0 {
-                    s("KiB", 1024.0)
-                } else {
-                    s("B", 1.0)
-                }
-            }
-            other => s(other.as_str(), 1.0),
-        }
+        const KIB: f64 = 1024.0;
+        const MIB: f64 = KIB * KIB;
+        const GIB: f64 = MIB * KIB;
+        // (threshold, label, divisor), largest first.
+        let steps: &[(f64, &'static str, f64)] = match unit {
+            Unit::Ns => &[
+                (1e9, "s", 1e9),
+                (1e6, "ms", 1e6),
+                (1e4, "µs", 1e3),
+                (0.0, "ns", 1.0),
+            ],
+            Unit::MBps => &[(1e5, "GB/s", 1e3), (0.0, "MB/s", 1.0)],
+            Unit::OpsPerSec => &[(1e7, "M/s", 1e6), (1e4, "k/s", 1e3), (0.0, "/s", 1.0)],
+            Unit::Bytes => &[
+                (GIB, "GiB", GIB),
+                (MIB, "MiB", MIB),
+                (KIB, "KiB", KIB),
+                (0.0, "B", 1.0),
+            ],
+            other => &[(0.0, other.as_str(), 1.0)],
+        };
+        let smallest = &steps[steps.len() - 1];
+        let &(_, label, divisor) = steps.iter().find(|s| v >= s.0).unwrap_or(smallest);
+        Scale { label, divisor }
     }
 
     /// A number in this scale with about four significant digits.

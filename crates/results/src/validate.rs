@@ -22,7 +22,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use crate::curve::{
-    CpuSplit, Curve, EncodedHistogram, Latency, Point, ServiceDemand, HISTOGRAM_HIGHEST_NS,
+    CpuSplit, Curve, EncodedHistogram, Latency, Point, ServiceDemand, Trial, HISTOGRAM_HIGHEST_NS,
     HISTOGRAM_LOWEST_NS, HISTOGRAM_SIGFIG,
 };
 use crate::model::{Baseline, Interval, Measurement, Run, Warning};
@@ -113,14 +113,12 @@ fn check_run(at: &str, r: &mut Run) -> Checked {
         non_negative(&format!("{at}.clock.{f}"), v)?;
     }
     let o = &r.options;
-    count(
+    each(
         &format!("{at}.options.selection"),
-        o.selection.len(),
+        &o.selection,
         MAX_ENTRIES,
+        |at, s| text(at, s, MAX_TEXT_BYTES),
     )?;
-    for (i, s) in o.selection.iter().enumerate() {
-        text(&format!("{at}.options.selection[{i}]"), s, MAX_TEXT_BYTES)?;
-    }
     within(
         &format!("{at}.options.repetitions"),
         o.repetitions as u64,
@@ -133,25 +131,17 @@ fn check_run(at: &str, r: &mut Run) -> Checked {
         1,
         MAX_REPETITIONS as u64,
     )?;
-    count(
+    each(
         &format!("{at}.options.parallel"),
-        o.parallel.len(),
+        &o.parallel,
         MAX_ENTRIES,
+        |at, &p| within(at, p as u64, 1, MAX_PARALLEL as u64),
     )?;
-    for (i, &p) in o.parallel.iter().enumerate() {
-        within(
-            &format!("{at}.options.parallel[{i}]"),
-            p as u64,
-            1,
-            MAX_PARALLEL as u64,
-        )?;
-    }
     if let Some(w) = &o.workload {
         let at = format!("{at}.options.workload");
-        count(&format!("{at}.cpus"), w.cpus.len(), MAX_ENTRIES)?;
-        for (i, &k) in w.cpus.iter().enumerate() {
-            within(&format!("{at}.cpus[{i}]"), k as u64, 1, MAX_PARALLEL as u64)?;
-        }
+        each(&format!("{at}.cpus"), &w.cpus, MAX_ENTRIES, |at, &k| {
+            within(at, k as u64, 1, MAX_PARALLEL as u64)
+        })?;
         w.converge
             .validate()
             .map_err(|m| bad(format!("{at}.converge"), m))?;
@@ -163,23 +153,16 @@ fn check_run(at: &str, r: &mut Run) -> Checked {
         text(&format!("{at}.reason"), reason, MAX_TEXT_BYTES)?;
     }
     warnings(&format!("{at}.warnings"), &r.warnings)?;
-    count(&format!("{at}.notes"), r.notes.len(), MAX_ENTRIES)?;
-    for (i, n) in r.notes.iter().enumerate() {
-        text(&format!("{at}.notes[{i}]"), n, MAX_TEXT_BYTES)?;
-    }
-    count(
+    each(&format!("{at}.notes"), &r.notes, MAX_ENTRIES, |at, n| {
+        text(at, n, MAX_TEXT_BYTES)
+    })?;
+    each(
         &format!("{at}.measurements"),
-        r.measurements.len(),
+        &mut r.measurements,
         MAX_ITEMS,
+        measurement,
     )?;
-    for (i, m) in r.measurements.iter_mut().enumerate() {
-        measurement(&format!("{at}.measurements[{i}]"), m)?;
-    }
-    count(&format!("{at}.curves"), r.curves.len(), MAX_ITEMS)?;
-    for (i, c) in r.curves.iter().enumerate() {
-        curve(&format!("{at}.curves[{i}]"), c)?;
-    }
-    Ok(())
+    each(&format!("{at}.curves"), &r.curves, MAX_ITEMS, curve)
 }
 
 /// A run id: it names a run in commands and may one day name a file.
@@ -237,6 +220,25 @@ fn count(at: &str, n: usize, max: usize) -> Checked {
     Ok(())
 }
 
+/// A list of at most `max` items, each checked where it stands (`{at}[{i}]`).
+fn each<I>(
+    at: &str,
+    items: I,
+    max: usize,
+    mut check: impl FnMut(&str, I::Item) -> Checked,
+) -> Checked
+where
+    I: IntoIterator,
+    I::IntoIter: ExactSizeIterator,
+{
+    let items = items.into_iter();
+    count(at, items.len(), max)?;
+    for (i, item) in items.enumerate() {
+        check(&format!("{at}[{i}]"), item)?;
+    }
+    Ok(())
+}
+
 fn within(at: &str, v: u64, lo: u64, hi: u64) -> Checked {
     if v < lo || v > hi {
         return Err(bad(at, format!("{v} is outside {lo}..={hi}")));
@@ -277,13 +279,11 @@ fn params(at: &str, p: &std::collections::BTreeMap<String, String>) -> Checked {
 }
 
 fn warnings(at: &str, ws: &[Warning]) -> Checked {
-    count(at, ws.len(), MAX_ENTRIES)?;
-    for (i, w) in ws.iter().enumerate() {
-        name(&format!("{at}[{i}].code"), &w.code)?;
-        text(&format!("{at}[{i}].message"), &w.message, MAX_TEXT_BYTES)?;
-        text(&format!("{at}[{i}].remedy"), &w.remedy, MAX_TEXT_BYTES)?;
-    }
-    Ok(())
+    each(at, ws, MAX_ENTRIES, |at, w| {
+        name(&format!("{at}.code"), &w.code)?;
+        text(&format!("{at}.message"), &w.message, MAX_TEXT_BYTES)?;
+        text(&format!("{at}.remedy"), &w.remedy, MAX_TEXT_BYTES)
+    })
 }
 
 fn host(at: &str, h: &crate::host::Host) -> Checked {
@@ -312,10 +312,12 @@ fn host(at: &str, h: &crate::host::Host) -> Checked {
             text(&format!("{at}.{f}"), v, MAX_NAME_BYTES)?;
         }
     }
-    count(&format!("{at}.cpu.flags"), h.cpu.flags.len(), MAX_ENTRIES)?;
-    for (i, f) in h.cpu.flags.iter().enumerate() {
-        text(&format!("{at}.cpu.flags[{i}]"), f, MAX_NAME_BYTES)?;
-    }
+    each(
+        &format!("{at}.cpu.flags"),
+        &h.cpu.flags,
+        MAX_ENTRIES,
+        |at, f| text(at, f, MAX_NAME_BYTES),
+    )?;
     if let Some(m) = h.cpu.mhz {
         non_negative(&format!("{at}.cpu.mhz"), m)?;
     }
@@ -327,10 +329,9 @@ fn host(at: &str, h: &crate::host::Host) -> Checked {
             non_negative(&format!("{at}.loadavg[{i}]"), *v)?;
         }
     }
-    count(&format!("{at}.caches"), h.caches.len(), MAX_ENTRIES)?;
-    for (i, c) in h.caches.iter().enumerate() {
-        text(&format!("{at}.caches[{i}].kind"), &c.kind, MAX_NAME_BYTES)?;
-    }
+    each(&format!("{at}.caches"), &h.caches, MAX_ENTRIES, |at, c| {
+        text(&format!("{at}.kind"), &c.kind, MAX_NAME_BYTES)
+    })?;
     count(&format!("{at}.extra"), h.extra.len(), MAX_ENTRIES)?;
     for (k, v) in &h.extra {
         text(&format!("{at}.extra (a key)"), k, MAX_NAME_BYTES)?;
@@ -343,33 +344,15 @@ fn host(at: &str, h: &crate::host::Host) -> Checked {
 }
 
 fn fingerprint(at: &str, f: &crate::fingerprint::Fingerprint) -> Checked {
-    let short = [
-        ("kernel_build", &f.kernel_build),
-        ("microcode", &f.microcode),
-        ("firmware_vendor", &f.firmware_vendor),
-        ("firmware_version", &f.firmware_version),
-        ("firmware_date", &f.firmware_date),
-        ("smt", &f.smt),
-        ("boost", &f.boost),
-        (
-            "energy_performance_preference",
-            &f.energy_performance_preference,
-        ),
-        ("thp_enabled", &f.thp_enabled),
-        ("thp_defrag", &f.thp_defrag),
-        ("numa_nodes", &f.numa_nodes),
-        ("dimm_speeds", &f.dimm_speeds),
-        ("libc", &f.libc),
-        ("touchstone", &f.touchstone),
-    ];
-    for (name, v) in short {
-        text(&format!("{at}.{name}"), v, MAX_NAME_BYTES)?;
+    for (field, _, v) in f.items() {
+        // The command line is free text; the other items are short.
+        let max = if field == "kernel_cmdline" {
+            MAX_TEXT_BYTES
+        } else {
+            MAX_NAME_BYTES
+        };
+        text(&format!("{at}.{field}"), v, max)?;
     }
-    text(
-        &format!("{at}.kernel_cmdline"),
-        &f.kernel_cmdline,
-        MAX_TEXT_BYTES,
-    )?;
     count(
         &format!("{at}.mitigations"),
         f.mitigations.len(),
@@ -383,11 +366,7 @@ fn fingerprint(at: &str, f: &crate::fingerprint::Fingerprint) -> Checked {
 }
 
 fn figures(at: &str, xs: &[f64]) -> Checked {
-    count(at, xs.len(), MAX_ITEMS)?;
-    for (i, &x) in xs.iter().enumerate() {
-        non_negative(&format!("{at}[{i}]"), x)?;
-    }
-    Ok(())
+    each(at, xs, MAX_ITEMS, |at, &x| non_negative(at, x))
 }
 
 fn measurement(at: &str, m: &mut Measurement) -> Checked {
@@ -431,10 +410,12 @@ fn measurement(at: &str, m: &mut Measurement) -> Checked {
             }
         }
     }
-    count(&format!("{at}.intervals"), m.intervals.len(), MAX_ITEMS)?;
-    for (i, iv) in m.intervals.iter().enumerate() {
-        interval(&format!("{at}.intervals[{i}]"), iv, m.parallel)?;
-    }
+    each(
+        &format!("{at}.intervals"),
+        &m.intervals,
+        MAX_ITEMS,
+        |at, iv| interval(at, iv, m.parallel),
+    )?;
     // A measurement derived from others (no intervals of its own) may
     // headline a figure its samples were computed around (e.g. lat_mem_rd's
     // level latency among the staircase's points): its median is kept when

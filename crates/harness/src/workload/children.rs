@@ -76,54 +76,44 @@ pub(super) fn client_main(
     up: i32,
     start: i32,
 ) -> i32 {
-    let i = ctx.client;
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        client_session(w, ctx, schedule, board, up, start)
-    }));
-    match outcome {
+    let i = ctx.client as usize;
+    let session = || -> Result<(), String> {
+        let mut client = w.client(ctx).map_err(|e| e.0)?;
+        let mut hists = vec![latency_histogram(); w.op_types().len()];
+        let slot = board.slot(i);
+        slot.waiting.store(1, Ordering::Release);
+        pipes::send(up, READY).map_err(|e| e.to_string())?;
+        pipes::wait_closed(start).map_err(|e| e.to_string())?;
+        slot.waiting.store(0, Ordering::Release);
+        let mut link = SlotLink {
+            board,
+            client: i,
+            up,
+        };
+        let rec =
+            drive(&mut *client, schedule, &Monotonic, &mut link, &mut hists).map_err(|e| e.0)?;
+        drop(client);
+        board.finish(
+            i,
+            &ClientRecord {
+                client: ctx.client,
+                ..rec
+            },
+            &hists,
+        )
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(session)) {
         Ok(Ok(())) => 0,
         Ok(Err(message)) => {
-            fail_client(board, i, &message, up);
+            fail_client(board, ctx.client, &message, up);
             1
         }
         Err(panic) => {
-            fail_client(board, i, &format!("panicked: {}", panic_text(&*panic)), up);
+            let message = format!("panicked: {}", panic_text(&*panic));
+            fail_client(board, ctx.client, &message, up);
             101
         }
     }
-}
-
-fn client_session(
-    w: &dyn Workload,
-    ctx: &ClientContext,
-    schedule: Option<Schedule>,
-    board: &Board,
-    up: i32,
-    start: i32,
-) -> Result<(), String> {
-    let i = ctx.client as usize;
-    let mut client = w.client(ctx).map_err(|e| e.0)?;
-    let mut hists = vec![latency_histogram(); w.op_types().len()];
-    let slot = board.slot(i);
-    slot.waiting.store(1, Ordering::Release);
-    pipes::send(up, READY).map_err(|e| e.to_string())?;
-    pipes::wait_closed(start).map_err(|e| e.to_string())?;
-    slot.waiting.store(0, Ordering::Release);
-    let mut link = SlotLink {
-        board,
-        client: i,
-        up,
-    };
-    let rec = drive(&mut *client, schedule, &Monotonic, &mut link, &mut hists).map_err(|e| e.0)?;
-    drop(client);
-    board.finish(
-        i,
-        &ClientRecord {
-            client: ctx.client,
-            ..rec
-        },
-        &hists,
-    )
 }
 
 struct ServerBoardLink<'a> {

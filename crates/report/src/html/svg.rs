@@ -216,6 +216,51 @@ fn x_text(xaxis: XAxis, x: f64) -> String {
     }
 }
 
+/// The range of the x values, (1, 2) when there are none.
+fn x_range(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if x0.is_finite() {
+        (x0, x1)
+    } else {
+        (1.0, 2.0)
+    }
+}
+
+/// The x axis's ticks: on a linear axis the counts `measured` (or round
+/// numbers), on a log one powers of two.
+fn x_ticks(xaxis: XAxis, measured: &[f64], (x0, x1): (f64, f64)) -> Vec<(f64, String)> {
+    match xaxis {
+        XAxis::Linear => count_ticks(measured, x0, x1),
+        XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, xaxis),
+    }
+}
+
+/// A chart of the standard size (`W` × `H`) over [x0, x1], its y axis
+/// fitted to figures from `lo` to `hi` with about `want` ticks (`y_axis`);
+/// the frame and the y ticks labelled.
+fn frame(
+    xaxis: XAxis,
+    (x0, x1): (f64, f64),
+    ylog: bool,
+    (lo, hi): (f64, f64),
+    want: usize,
+) -> (Frame, Vec<(f64, String)>) {
+    let (y0, y1, yticks) = y_axis(ylog, lo, hi, want);
+    let f = Frame {
+        w: W,
+        h: H,
+        x0,
+        x1,
+        y0,
+        y1,
+        xaxis,
+        ylog,
+    };
+    (f, yticks.iter().map(|&v| (v, tick_text(v))).collect())
+}
+
 struct Frame {
     /// The chart's size in viewBox units.
     w: f64,

@@ -4,10 +4,10 @@
 //! all (`begin_import`, `import_run`…, `commit_import`; `import_runs` for
 //! runs already in memory).
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 use super::write::{insert_header, insert_measurement, upsert_curve};
-use super::{map_err, Store, StoreError};
+use super::{map_err, writing, Store, StoreError};
 use crate::model::Run;
 
 /// Store `run` in the transaction open on `conn` unless a run of its id is
@@ -67,10 +67,7 @@ impl Store {
     /// Store whole runs (an import) in one transaction: all or nothing.
     /// Runs whose id is already stored are skipped and returned.
     pub fn import_runs(&mut self, runs: &[Run]) -> Result<Vec<String>, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         let mut skipped = Vec::new();
         for run in runs {
             if !add(&tx, &self.path, run)? {

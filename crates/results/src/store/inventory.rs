@@ -2,9 +2,9 @@
 //! as a JSON document (schema version 5). A store older than that has
 //! none, and reads as an empty inventory.
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{map_err, Store, StoreError};
+use super::{map_err, writing, Store, StoreError};
 use crate::inventory::HostCost;
 
 /// The entry stored for `host`, if any.
@@ -81,10 +81,7 @@ impl Store {
         entries: &[HostCost],
     ) -> Result<Result<Vec<HostCost>, String>, StoreError> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&path, e))?;
+        let tx = writing(&mut self.conn, &path)?;
         let merged = match merge_all(&tx, entries) {
             Ok(m) => m,
             Err(why) => return Ok(Err(why)),

@@ -10,10 +10,7 @@ impl Store {
     /// owned by this process.
     pub fn begin_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let owner = Owner::current();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         insert_header(&tx, run, Some(&owner)).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))?;
         for id in reserve::held(&self.path) {
@@ -56,10 +53,7 @@ impl Store {
         seq: usize,
         m: &Measurement,
     ) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         tx.execute(
             "INSERT INTO measurements (run_id, seq, name, doc) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, doc = excluded.doc",
@@ -75,10 +69,7 @@ impl Store {
     }
 
     pub fn add_measurement(&mut self, run_id: &str, m: &Measurement) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         let seq: i64 = tx
             .query_row(
                 "SELECT coalesce(max(seq), -1) + 1 FROM measurements WHERE run_id = ?1",
@@ -94,10 +85,7 @@ impl Store {
     /// replace what was stored of it: called as each point is measured, so
     /// the stored curve is never more than one point behind.
     pub fn put_curve(&mut self, run_id: &str, seq: usize, c: &Curve) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         upsert_curve(&tx, run_id, seq as i64, c).map_err(|e| map_err(&self.path, e))?;
         tx.commit().map_err(|e| map_err(&self.path, e))
     }
@@ -118,10 +106,7 @@ impl Store {
 
     fn close_run(&mut self, run: &Run) -> Result<(), StoreError> {
         let run_id = run.id.as_str();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
+        let tx = writing(&mut self.conn, &self.path)?;
         let header: String = tx
             .query_row("SELECT header FROM runs WHERE id = ?1", [run_id], |r| {
                 r.get(0)

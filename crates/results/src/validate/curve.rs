@@ -9,24 +9,13 @@ pub(super) fn curve(at: &str, c: &Curve) -> Checked {
     name(&format!("{at}.workload"), &c.workload)?;
     params(&format!("{at}.params"), &c.params)?;
     name(&format!("{at}.operation"), &c.operation)?;
-    count(
+    each(
         &format!("{at}.unmeasured_cpus"),
-        c.unmeasured_cpus.len(),
+        &c.unmeasured_cpus,
         MAX_ENTRIES,
+        |at, &k| within(at, k as u64, 1, MAX_PARALLEL as u64),
     )?;
-    for (i, &k) in c.unmeasured_cpus.iter().enumerate() {
-        within(
-            &format!("{at}.unmeasured_cpus[{i}]"),
-            k as u64,
-            1,
-            MAX_PARALLEL as u64,
-        )?;
-    }
-    count(&format!("{at}.points"), c.points.len(), MAX_ITEMS)?;
-    for (i, p) in c.points.iter().enumerate() {
-        point(&format!("{at}.points[{i}]"), p)?;
-    }
-    Ok(())
+    each(&format!("{at}.points"), &c.points, MAX_ITEMS, point)
 }
 
 fn cpu_split(at: &str, s: &CpuSplit) -> Checked {
@@ -73,27 +62,7 @@ fn point(at: &str, p: &Point) -> Checked {
     if p.trials.is_empty() {
         return Err(bad(format!("{at}.trials"), "no trials"));
     }
-    count(&format!("{at}.trials"), p.trials.len(), MAX_ITEMS)?;
-    for (i, t) in p.trials.iter().enumerate() {
-        let at = format!("{at}.trials[{i}]");
-        non_negative(&format!("{at}.throughput"), t.throughput)?;
-        if t.window_ns == 0 {
-            return Err(bad(format!("{at}.window_ns"), "a window of 0 ns"));
-        }
-        let rate = t.ops as f64 * 1e9 / t.window_ns as f64;
-        if !close(t.throughput, rate) {
-            return Err(bad(
-                format!("{at}.throughput"),
-                format!(
-                    "{} disagrees with {} operations in {} ns ({rate})",
-                    t.throughput, t.ops, t.window_ns
-                ),
-            ));
-        }
-        cpu_split(&format!("{at}.cpu"), &t.cpu)?;
-        service_demand(&format!("{at}.service_demand"), &t.service_demand)?;
-        extras(&at, &t.extra)?;
-    }
+    each(&format!("{at}.trials"), &p.trials, MAX_ITEMS, trial)?;
     let kept: Vec<f64> = p.kept_trials().map(|t| t.throughput).collect();
     if kept.is_empty() {
         return Err(bad(format!("{at}.trials"), "every trial dropped"));
@@ -121,17 +90,42 @@ fn point(at: &str, p: &Point) -> Checked {
         non_negative(&format!("{at}.convergence.width"), w)?;
     }
     latency(&format!("{at}.latency"), &p.latency)?;
-    count(&format!("{at}.by_type"), p.by_type.len(), MAX_ENTRIES)?;
-    for (i, t) in p.by_type.iter().enumerate() {
-        name(&format!("{at}.by_type[{i}].name"), &t.name)?;
-        latency(&format!("{at}.by_type[{i}].latency"), &t.latency)?;
-        if let Some(ns) = t.cpu_ns_per_op {
-            non_negative(&format!("{at}.by_type[{i}].cpu_ns_per_op"), ns)?;
-        }
-    }
+    each(
+        &format!("{at}.by_type"),
+        &p.by_type,
+        MAX_ENTRIES,
+        |at, t| {
+            name(&format!("{at}.name"), &t.name)?;
+            latency(&format!("{at}.latency"), &t.latency)?;
+            match t.cpu_ns_per_op {
+                Some(ns) => non_negative(&format!("{at}.cpu_ns_per_op"), ns),
+                None => Ok(()),
+            }
+        },
+    )?;
     cpu_split(&format!("{at}.cpu"), &p.cpu)?;
     service_demand(&format!("{at}.service_demand"), &p.service_demand)?;
     extras(at, &p.extra)
+}
+
+fn trial(at: &str, t: &Trial) -> Checked {
+    non_negative(&format!("{at}.throughput"), t.throughput)?;
+    if t.window_ns == 0 {
+        return Err(bad(format!("{at}.window_ns"), "a window of 0 ns"));
+    }
+    let rate = t.ops as f64 * 1e9 / t.window_ns as f64;
+    if !close(t.throughput, rate) {
+        return Err(bad(
+            format!("{at}.throughput"),
+            format!(
+                "{} disagrees with {} operations in {} ns ({rate})",
+                t.throughput, t.ops, t.window_ns
+            ),
+        ));
+    }
+    cpu_split(&format!("{at}.cpu"), &t.cpu)?;
+    service_demand(&format!("{at}.service_demand"), &t.service_demand)?;
+    extras(at, &t.extra)
 }
 
 /// A trial's or point's named figures: energy cannot be negative.

@@ -4,10 +4,7 @@
 use std::fmt::Write;
 use touchstone_results::units::format_sig;
 
-use super::{
-    axes, count_ticks, escape, log2_ticks, tick_text, x_text, y_axis, Frame, XAxis, H, LEFT, RIGHT,
-    TOP, W,
-};
+use super::{axes, escape, frame, x_range, x_text, x_ticks, XAxis, H, LEFT, RIGHT, TOP, W};
 
 /// How a layer's line is drawn.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -105,14 +102,7 @@ pub fn plot(p: &Plot) -> String {
         .flat_map(|l| l.points.iter().map(|q| q.0))
         .filter(|x| x.is_finite())
         .collect();
-    let (mut x0, mut x1) = xs
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
-    if !x0.is_finite() {
-        (x0, x1) = (1.0, 2.0);
-    }
+    let (mut x0, mut x1) = x_range(xs.iter().copied());
     if x1 <= x0 {
         // One x value: a range around it (halved and doubled on log axes).
         (x0, x1) = match p.xaxis {
@@ -127,31 +117,15 @@ pub fn plot(p: &Plot) -> String {
         .filter(|v| *v > 0.0)
         .fold(f64::INFINITY, f64::min);
     let ylog = p.log_y && ymin_pos.is_finite() && ys.iter().all(|v| *v > 0.0);
-    let (y0, y1, yticks) = y_axis(ylog, ymin_pos, ymax, 6);
-    let f = Frame {
-        w: W,
-        h: H,
-        x0,
-        x1,
-        y0,
-        y1,
-        xaxis: p.xaxis,
-        ylog,
-    };
-    let xticks: Vec<(f64, String)> = match p.xaxis {
-        XAxis::Linear => {
-            // The measured loads (layers with markers), not a fitted line's samples.
-            let measured: Vec<f64> = p
-                .layers
-                .iter()
-                .filter(|l| l.markers)
-                .flat_map(|l| l.points.iter().map(|q| q.0))
-                .collect();
-            count_ticks(&measured, x0, x1)
-        }
-        XAxis::LogBytes | XAxis::Log2 => log2_ticks(x0, x1, p.xaxis),
-    };
-    let yt: Vec<(f64, String)> = yticks.iter().map(|&v| (v, tick_text(v))).collect();
+    let (f, yt) = frame(p.xaxis, (x0, x1), ylog, (ymin_pos, ymax), 6);
+    // The measured loads (layers with markers), not a fitted line's samples.
+    let measured: Vec<f64> = p
+        .layers
+        .iter()
+        .filter(|l| l.markers)
+        .flat_map(|l| l.points.iter().map(|q| q.0))
+        .collect();
+    let xticks = x_ticks(p.xaxis, &measured, (x0, x1));
 
     let named: Vec<&Layer> = p.layers.iter().filter(|l| !l.name.is_empty()).collect();
     let names: Vec<&str> = named.iter().map(|l| l.name.as_str()).collect();
