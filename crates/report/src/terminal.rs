@@ -107,7 +107,8 @@ fn wrap_name(name: &str, width: usize) -> String {
 }
 
 /// How to read the interval column, printed once under the tables.
-pub const INTERVAL_NOTE: &str = "CI: 95 % interval over the rounds, where another run's figure should fall; \
+pub const INTERVAL_NOTE: &str = "CI: 95 % interval over the rounds, where another run's figure should fall \
+(with the group's run-level term for what moves a whole run, where the run stored one: docs/results-format.md); \
 of one round, the median's distribution-free interval (its level shown where fewer repetitions reach less); \
 — : none, for a min or max headline of one round or one sample.";
 
