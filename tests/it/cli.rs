@@ -1,9 +1,10 @@
 //! The command: bad input gives a clear message and a non-zero exit and
 //! loses nothing; Ctrl-C keeps what was finished.
 
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_refused, quick_run, scratch_dirs, text, Sandbox};
+use crate::common::{assert_refused, quick_run, scratch_dirs, stored_runs, text, Sandbox};
 
 fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
@@ -271,8 +272,7 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
     let child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let v: serde_json::Value = serde_json::from_str(&stored(s)).unwrap();
-        let runs = v.as_array().unwrap();
+        let runs = stored_runs(s);
         if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
             break;
         }
@@ -286,18 +286,24 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
     child
 }
 
+/// A quick run stored first, then a long run (labelled `what`-PID) sent
+/// `signal` in its second measurement: the quick run's id, the long run's
+/// label, and how the long run ended.
+fn long_run_signalled(s: &Sandbox, what: &str, signal: i32) -> (String, String, ExitStatus) {
+    let earlier = quick_run(s, "earlier");
+    let marker = format!("{what}-{}", std::process::id());
+    let mut child = start_long_run(s, &marker);
+    unsafe { libc::kill(child.id() as i32, signal) };
+    (earlier, marker, child.wait().unwrap())
+}
+
 #[test]
 fn sigint_keeps_finished_measurements_and_every_earlier_run() {
     let s = Sandbox::new();
-    let earlier = quick_run(&s, "earlier");
-    let marker = format!("sigint-{}", std::process::id());
-    let mut child = start_long_run(&s, &marker);
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let (earlier, marker, status) = long_run_signalled(&s, "sigint", libc::SIGINT);
     assert_eq!(status.code(), Some(130));
 
-    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
-    let runs = v.as_array().unwrap();
+    let runs = stored_runs(&s);
     assert_eq!(runs[0]["id"], earlier.as_str());
     assert_eq!(runs[0]["status"], "complete");
     assert_eq!(runs[1]["status"], "interrupted");
@@ -316,11 +322,7 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
 #[test]
 fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     let s = Sandbox::new();
-    let earlier = quick_run(&s, "earlier");
-    let marker = format!("crash-{}", std::process::id());
-    let mut child = start_long_run(&s, &marker);
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    child.wait().unwrap();
+    let (earlier, marker, _) = long_run_signalled(&s, "crash", libc::SIGKILL);
 
     // The benchmark children die with their parent (PR_SET_PDEATHSIG).
     let gone = Instant::now() + Duration::from_secs(5);
@@ -331,8 +333,7 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
-    let runs = v.as_array().unwrap();
+    let runs = stored_runs(&s);
     assert_eq!(runs[0]["status"], "complete");
     assert_eq!(
         runs[1]["status"], "crashed",

@@ -4,12 +4,12 @@
 //! timed out, a dead one does not keep serve past its idle timeout, and a
 //! connection whose thread cannot be made is refused while serve goes on.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{unavailable, Sandbox};
+use crate::common::{serve_address, unavailable, Sandbox};
 
 /// A serve on 127.0.0.1, killed on drop.
 struct Serve {
@@ -35,15 +35,7 @@ impl Serve {
             .stderr(Stdio::piped());
         adjust(&mut c);
         let mut child = c.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .strip_prefix("listening on ")
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("serve said {line:?}"))
-            .to_string();
+        let addr = serve_address(&mut child);
         Serve { child, addr }
     }
 
