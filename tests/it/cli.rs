@@ -166,16 +166,12 @@ fn bad_files_for_import_are_refused_and_lose_nothing() {
     let s = Sandbox::new();
     quick_run(&s, "keep");
     let before = stored(&s);
-    let foreign = s.path("foreign.json");
-    std::fs::write(&foreign, r#"{"hello": "world"}"#).unwrap();
-    let broken = s.path("broken.json");
-    std::fs::write(&broken, "{\"format\": \"touchstone-results\", ").unwrap();
-    let future = s.path("future.json");
-    std::fs::write(
-        &future,
+    let foreign = s.file("foreign.json", r#"{"hello": "world"}"#);
+    let broken = s.file("broken.json", "{\"format\": \"touchstone-results\", ");
+    let future = s.file(
+        "future.json",
         r#"{"format": "touchstone-results", "version": 99, "runs": []}"#,
-    )
-    .unwrap();
+    );
     let missing = s.path("nope.json");
     for (file, needle) in [
         (&foreign, "not a touchstone results document"),
@@ -203,12 +199,10 @@ fn bad_files_for_import_are_refused_and_lose_nothing() {
 #[test]
 fn a_database_that_is_not_ours_is_refused_and_untouched() {
     let s = Sandbox::new();
-    let notes = s.path("notes.db");
-    std::fs::write(
-        &notes,
+    let notes = s.file(
+        "notes.db",
         "these are my notes and not a database; please keep them",
-    )
-    .unwrap();
+    );
     let o = s
         .cmd()
         .args([

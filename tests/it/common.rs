@@ -28,6 +28,13 @@ impl Sandbox {
         self.dir.path().join(name)
     }
 
+    /// A file `name` in the sandbox holding `contents`.
+    pub fn file(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
     /// The touchstone command with this sandbox's store and temp dir.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_touchstone"));

@@ -711,8 +711,7 @@ fn an_unknown_host_is_an_error_of_that_host() {
 #[test]
 fn a_malformed_host_file_names_its_line_and_nothing_runs() {
     let s = Sandbox::new();
-    let file = s.path("farm.txt");
-    std::fs::write(&file, "# rack 4\nnode-1\nnode-2 node-3\n").unwrap();
+    let file = s.file("farm.txt", "# rack 4\nnode-1\nnode-2 node-3\n");
     let o = s.run(&[
         "fleet",
         "run",

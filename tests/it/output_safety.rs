@@ -169,8 +169,7 @@ fn outputs_write_through_special_files_and_follow_links() {
         .is_fifo());
 
     // A link: its target is written, the link stays a link.
-    let real = s.path("real.txt");
-    std::fs::write(&real, "old").unwrap();
+    let real = s.file("real.txt", "old");
     let link = s.path("link.txt");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let o = s.run(&["report", "-o", link.to_str().unwrap()]);
