@@ -78,16 +78,7 @@ impl Drop for Serve {
 /// serve's answer: "+", or a refusal line ("-touchstone serve: …"); ""
 /// if it said nothing within 15 s.
 fn answer(c: &mut TcpStream) -> String {
-    c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    let mut out = Vec::new();
-    let mut b = [0u8; 1];
-    while let Ok(1) = c.read(&mut b) {
-        out.push(b[0]);
-        if b[0] == b'\n' || out == b"+" || out.len() > 512 {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    touchstone_catalogue::testing::serve_answer(c, Duration::from_secs(15))
 }
 
 /// Whether serve closed `c` (end of file or reset) within 5 s.

@@ -22,6 +22,22 @@ pub mod web_server {
 
 pub mod skip;
 
+/// What `touchstone serve` answered on connection `c` within `within`:
+/// "+" (accepted) or a refusal line ("-touchstone serve: …", at most 512
+/// bytes); "" if it said nothing.
+pub fn serve_answer(c: &mut std::net::TcpStream, within: std::time::Duration) -> String {
+    c.set_read_timeout(Some(within)).unwrap();
+    let mut out = Vec::new();
+    let mut b = [0u8; 1];
+    while let Ok(1) = c.read(&mut b) {
+        out.push(b[0]);
+        if b[0] == b'\n' || out == b"+" || out.len() > 512 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A workload trial for tests: a 50 ms warm-up and a 150 ms window, and
 /// a stall timeout generous enough for a busy machine.
 pub fn short_trial() -> TrialPlan {
