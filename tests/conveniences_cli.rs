@@ -148,6 +148,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
     let start = Instant::now();
+    let json = |line: &str| -> Value { serde_json::from_str(&ok(&db, &words(line))).unwrap() };
     let text = ok(
         &db,
         &words("run --dry-run --quick lat_syscall/null,read -P 1,2"),
@@ -158,11 +159,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     assert!(text.contains("estimated time about"), "{text}");
     assert!(text.contains("Nothing was run"), "{text}");
     // Two cases at 2 processes take at least 7 parallel intervals each.
-    let doc: Value = serde_json::from_str(&ok(
-        &db,
-        &words("run --dry-run --quick --json lat_syscall/null,read -P 1,2"),
-    ))
-    .unwrap();
+    let doc = json("run --dry-run --quick --json lat_syscall/null,read -P 1,2");
     assert_eq!(doc["cases"].as_array().unwrap().len(), 4);
     let total = doc["seconds"].as_f64().unwrap();
     assert!(total >= 2.0 * 7.0 * 0.2, "{doc}");
@@ -175,11 +172,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     assert!((sum - total).abs() < 1e-6, "{doc}");
 
     // A workload sweep: its points × trials × (warm-up + window).
-    let doc: Value = serde_json::from_str(&ok(
-        &db,
-        &words("run --dry-run --json tcp_rr/load:1,2 --cpus 1 --window 1s --warmup 500ms"),
-    ))
-    .unwrap();
+    let doc = json("run --dry-run --json tcp_rr/load:1,2 --cpus 1 --window 1s --warmup 500ms");
     let sweep = &doc["sweeps"][0];
     assert_eq!(sweep["points"], 2, "{doc}");
     let low = sweep["seconds"].as_f64().unwrap();
@@ -190,11 +183,7 @@ fn dry_run_lists_cases_and_an_estimate_and_runs_nothing() {
     // A workload whose trials are shorter than the run's (loaded_latency:
     // 0.1 s + 0.5 s) is estimated at its own: ten levels of four trials,
     // not the 2 min 40 s of the engine's 1 s + 3 s.
-    let doc: Value = serde_json::from_str(&ok(
-        &db,
-        &words("run --dry-run --json loaded_latency/mix:rd/size:1m"),
-    ))
-    .unwrap();
+    let doc = json("run --dry-run --json loaded_latency/mix:rd/size:1m");
     let sweep = &doc["sweeps"][0];
     assert_eq!(sweep["points"], 10, "{doc}");
     let low = sweep["seconds"].as_f64().unwrap();

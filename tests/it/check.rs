@@ -74,13 +74,19 @@ fn store_with(sandbox: &Sandbox, judged_slow: f64) -> &'static str {
     "judged"
 }
 
+/// `touchstone check --run id` with `more` arguments: it exits with
+/// `code`; its standard output.
+fn check_run(sandbox: &Sandbox, id: &str, more: &[&str], code: i32) -> String {
+    let o = sandbox.run(&[&["check", "--run", id], more].concat());
+    assert_eq!(o.status.code(), Some(code), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 #[test]
 fn a_slowed_run_is_degraded_with_one_line_per_finding() {
     let sandbox = Sandbox::new();
     let id = store_with(&sandbox, 1.3);
-    let o = sandbox.run(&["check", "--run", id]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = check_run(&sandbox, id, &[], 1);
     assert!(out.contains("DEGRADED"), "{out}");
     let findings: Vec<&str> = out
         .lines()
@@ -97,10 +103,8 @@ fn a_slowed_run_is_degraded_with_one_line_per_finding() {
         "{}",
         findings[0]
     );
-    let o = sandbox.run(&["check", "--run", id, "--format", "nhc"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
+        check_run(&sandbox, id, &["--format", "nhc"], 1),
         "touchstone: lat_syscall/null +30 % vs history\n"
     );
     let o = sandbox.run(&["check", "--run", id, "--format", "json"]);
@@ -112,17 +116,14 @@ fn a_slowed_run_is_degraded_with_one_line_per_finding() {
 fn a_run_like_its_history_is_healthy_and_silent_for_nhc() {
     let sandbox = Sandbox::new();
     let id = store_with(&sandbox, 1.0);
-    let o = sandbox.run(&["check", "--run", id]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = check_run(&sandbox, id, &[], 0);
     assert!(out.contains(": healthy"), "{out}");
     assert!(
         out.contains("judged against its own history (8 earlier run(s)): 2 figure(s)"),
         "{out}"
     );
-    let o = sandbox.run(&["check", "--run", id, "--format", "nhc"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(o.stdout.is_empty(), "{}", text(&o));
+    let nhc = check_run(&sandbox, id, &["--format", "nhc"], 0);
+    assert!(nhc.is_empty(), "{nhc}");
 }
 
 #[test]

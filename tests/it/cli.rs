@@ -1,9 +1,10 @@
 //! The command: bad input gives a clear message and a non-zero exit and
 //! loses nothing; Ctrl-C keeps what was finished.
 
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_refused, quick_run, scratch_dirs, text, Sandbox};
+use crate::common::{assert_refused, quick_run, scratch_dirs, stored_runs, text, Sandbox};
 
 fn stored(s: &Sandbox) -> String {
     let o = s.run(&["runs", "--json"]);
@@ -165,16 +166,12 @@ fn bad_files_for_import_are_refused_and_lose_nothing() {
     let s = Sandbox::new();
     quick_run(&s, "keep");
     let before = stored(&s);
-    let foreign = s.path("foreign.json");
-    std::fs::write(&foreign, r#"{"hello": "world"}"#).unwrap();
-    let broken = s.path("broken.json");
-    std::fs::write(&broken, "{\"format\": \"touchstone-results\", ").unwrap();
-    let future = s.path("future.json");
-    std::fs::write(
-        &future,
+    let foreign = s.file("foreign.json", r#"{"hello": "world"}"#);
+    let broken = s.file("broken.json", "{\"format\": \"touchstone-results\", ");
+    let future = s.file(
+        "future.json",
         r#"{"format": "touchstone-results", "version": 99, "runs": []}"#,
-    )
-    .unwrap();
+    );
     let missing = s.path("nope.json");
     for (file, needle) in [
         (&foreign, "not a touchstone results document"),
@@ -202,12 +199,10 @@ fn bad_files_for_import_are_refused_and_lose_nothing() {
 #[test]
 fn a_database_that_is_not_ours_is_refused_and_untouched() {
     let s = Sandbox::new();
-    let notes = s.path("notes.db");
-    std::fs::write(
-        &notes,
+    let notes = s.file(
+        "notes.db",
         "these are my notes and not a database; please keep them",
-    )
-    .unwrap();
+    );
     let o = s
         .cmd()
         .args([
@@ -271,8 +266,7 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
     let child = s.spawn_silent(args);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let v: serde_json::Value = serde_json::from_str(&stored(s)).unwrap();
-        let runs = v.as_array().unwrap();
+        let runs = stored_runs(s);
         if runs.len() == 2 && runs[1]["measurements"].as_u64().unwrap() >= 1 {
             break;
         }
@@ -286,18 +280,24 @@ fn start_long_run(s: &Sandbox, marker: &str) -> std::process::Child {
     child
 }
 
+/// A quick run stored first, then a long run (labelled `what`-PID) sent
+/// `signal` in its second measurement: the quick run's id, the long run's
+/// label, and how the long run ended.
+fn long_run_signalled(s: &Sandbox, what: &str, signal: i32) -> (String, String, ExitStatus) {
+    let earlier = quick_run(s, "earlier");
+    let marker = format!("{what}-{}", std::process::id());
+    let mut child = start_long_run(s, &marker);
+    unsafe { libc::kill(child.id() as i32, signal) };
+    (earlier, marker, child.wait().unwrap())
+}
+
 #[test]
 fn sigint_keeps_finished_measurements_and_every_earlier_run() {
     let s = Sandbox::new();
-    let earlier = quick_run(&s, "earlier");
-    let marker = format!("sigint-{}", std::process::id());
-    let mut child = start_long_run(&s, &marker);
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let (earlier, marker, status) = long_run_signalled(&s, "sigint", libc::SIGINT);
     assert_eq!(status.code(), Some(130));
 
-    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
-    let runs = v.as_array().unwrap();
+    let runs = stored_runs(&s);
     assert_eq!(runs[0]["id"], earlier.as_str());
     assert_eq!(runs[0]["status"], "complete");
     assert_eq!(runs[1]["status"], "interrupted");
@@ -316,11 +316,7 @@ fn sigint_keeps_finished_measurements_and_every_earlier_run() {
 #[test]
 fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
     let s = Sandbox::new();
-    let earlier = quick_run(&s, "earlier");
-    let marker = format!("crash-{}", std::process::id());
-    let mut child = start_long_run(&s, &marker);
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    child.wait().unwrap();
+    let (earlier, marker, _) = long_run_signalled(&s, "crash", libc::SIGKILL);
 
     // The benchmark children die with their parent (PR_SET_PDEATHSIG).
     let gone = Instant::now() + Duration::from_secs(5);
@@ -331,8 +327,7 @@ fn a_crash_loses_nothing_finished_and_leaves_nothing_behind() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let v: serde_json::Value = serde_json::from_str(&stored(&s)).unwrap();
-    let runs = v.as_array().unwrap();
+    let runs = stored_runs(&s);
     assert_eq!(runs[0]["status"], "complete");
     assert_eq!(
         runs[1]["status"], "crashed",

@@ -28,6 +28,13 @@ impl Sandbox {
         self.dir.path().join(name)
     }
 
+    /// A file `name` in the sandbox holding `contents`.
+    pub fn file(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
     /// The touchstone command with this sandbox's store and temp dir.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_touchstone"));
@@ -50,12 +57,7 @@ impl Sandbox {
     /// The command started in the background, its output kept for
     /// `wait_with_output`.
     pub fn spawn<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
-        self.cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        spawn_kept(self.cmd().args(args))
     }
 
     /// The command started in the background, its output thrown away.
@@ -71,13 +73,7 @@ impl Sandbox {
     /// The command started in the background reading what the test writes
     /// to its standard input, its output kept for `wait_with_output`.
     pub fn spawn_fed<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&self, args: I) -> Child {
-        self.cmd()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        spawn_kept(self.cmd().args(args).stdin(Stdio::piped()))
     }
 
     /// `run` with the test-only failpoint `at` armed (`TOUCHSTONE_FAILPOINT`,
@@ -151,6 +147,30 @@ pub fn wait_within(child: &mut Child, limit: Duration, stuck: &str) -> ExitStatu
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The address a started `touchstone serve` says it listens on (its first
+/// line: "listening on ADDR …").
+pub fn serve_address(serve: &mut Child) -> String {
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    line.strip_prefix("listening on ")
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("serve said {line:?}"))
+        .to_string()
+}
+
+/// `cmd` started in the background, its standard output and error kept
+/// for `wait_with_output`.
+pub fn spawn_kept(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Whether a process exists at all (a zombie counts as existing).

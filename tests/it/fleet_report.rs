@@ -54,6 +54,17 @@ fn nodes(rng: &mut Rng, n: usize, slow: Option<(usize, f64)>) -> Vec<Run> {
         .collect()
 }
 
+/// `fleet report --html` over a store of `runs`: what it prints and the
+/// page it writes.
+fn fleet_report_of(sandbox: &Sandbox, runs: &[Run]) -> (String, String) {
+    sandbox.store(runs);
+    let html = sandbox.path("fleet.html");
+    let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), page)
+}
+
 #[test]
 fn the_slow_node_is_flagged_and_the_rule_is_stated() {
     let sandbox = Sandbox::new();
@@ -63,11 +74,7 @@ fn the_slow_node_is_flagged_and_the_rule_is_stated() {
     let mut old = host(&mut rng, "r2-old", "node2", 1.0, 1.0);
     old.started_at -= chrono::Duration::days(3);
     runs.push(old);
-    sandbox.store(&runs);
-    let html = sandbox.path("fleet.html");
-    let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (out, page) = fleet_report_of(&sandbox, &runs);
     assert!(out.contains("Fleet: 5 host(s)"), "{out}");
     assert!(out.contains("|x − median| / (1.4826·MAD) > 3.5"), "{out}");
     assert!(
@@ -75,7 +82,6 @@ fn the_slow_node_is_flagged_and_the_rule_is_stated() {
         "{out}"
     );
     assert_eq!(out.matches("FLAGGED").count(), 1, "{out}");
-    let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(r#"<section id="fleet">"#));
     assert!(page.contains(r#"<td class="slower">node2</td>"#));
 }
@@ -134,11 +140,7 @@ fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
             .insert(format!("remote:{addr}"), "node0".into());
         runs.push(r);
     }
-    sandbox.store(&runs);
-    let html = sandbox.path("fleet.html");
-    let o = sandbox.run(&["fleet", "report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (out, page) = fleet_report_of(&sandbox, &runs);
     assert!(out.contains("Fleet: 3 host(s)"), "{out}");
     assert!(
         out.contains("no host stands apart (2 benchmark(s) judged)"),
@@ -160,7 +162,6 @@ fn pair_runs_become_the_network_matrix_and_leave_the_hosts_own_runs_alone() {
             && lines[at + 3].contains("CPU 20/30 %"),
         "{out}"
     );
-    let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(r#"<section id="pairs">"#), "{page}");
     assert!(page.contains("<th>node0</th>"));
 }

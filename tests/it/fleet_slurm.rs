@@ -335,6 +335,16 @@ fn stored_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
         .unwrap_or_default()
 }
 
+/// `touchstone fleet slurm` on the test partition through `via`, its
+/// results written under `out`, then `rest`.
+fn slurm_args<'a>(via: &'a str, out: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "fleet", "slurm", "-p", PARTITION, "--via", via, "--out", out,
+    ];
+    args.extend(rest);
+    args
+}
+
 #[test]
 fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     let cluster = match Cluster::start() {
@@ -363,18 +373,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     // --print-script submits nothing.
     let out_dir = cluster.path("results");
     let out = out_dir.to_str().unwrap();
-    let mut args = vec![
-        "fleet",
-        "slurm",
-        "-p",
-        PARTITION,
-        "--via",
-        "sbatch",
-        "--out",
-        out,
-        "--print-script",
-    ];
-    args.extend(suite);
+    let args = slurm_args("sbatch", out, &[&["--print-script"], &suite[..]].concat());
     let o = cluster.touchstone(&sandbox, &args);
     assert!(o.status.success(), "{}", text(&o));
     let script = String::from_utf8_lossy(&o.stdout);
@@ -389,17 +388,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
 
     // srun: one task on the one node, its document imported.
     let kept = cluster.path("srun-results");
-    let mut args = vec![
-        "fleet",
-        "slurm",
-        "-p",
-        PARTITION,
-        "--via",
-        "srun",
-        "--out",
-        kept.to_str().unwrap(),
-    ];
-    args.extend(suite);
+    let args = slurm_args("srun", kept.to_str().unwrap(), &suite);
     let o = cluster.touchstone(&sandbox, &args);
     assert!(o.status.success(), "{}", text(&o));
     let said = text(&o);
@@ -419,10 +408,7 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     );
 
     // sbatch: an array of one task writing into the directory, waited for, imported.
-    let mut args = vec![
-        "fleet", "slurm", "-p", PARTITION, "--via", "sbatch", "--out", out,
-    ];
-    args.extend(suite);
+    let args = slurm_args("sbatch", out, &suite);
     let o = cluster.touchstone(&sandbox, &args);
     assert!(o.status.success(), "{}", text(&o));
     let said = text(&o);
@@ -459,23 +445,13 @@ fn a_quick_suite_runs_through_srun_and_sbatch_and_is_imported() {
     // A node whose run fails (here: no binary at that path) is reported as
     // such, in both modes, with exit code 1 and nothing imported.
     for via in ["srun", "sbatch"] {
-        let o = cluster.touchstone(
-            &sandbox,
-            &[
-                "fleet",
-                "slurm",
-                "-p",
-                PARTITION,
-                "--via",
-                via,
-                "--out",
-                out,
-                "--binary",
-                "/nonexistent/touchstone",
-                "--quick",
-                "null_loop",
-            ],
-        );
+        let no_binary = [
+            "--binary",
+            "/nonexistent/touchstone",
+            "--quick",
+            "null_loop",
+        ];
+        let o = cluster.touchstone(&sandbox, &slurm_args(via, out, &no_binary));
         let said = text(&o);
         assert_eq!(o.status.code(), Some(1), "{via}: {said}");
         assert!(

@@ -19,7 +19,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{measurement_names, text, unavailable, wait_within, Sandbox};
+use crate::common::{
+    measurement_names, serve_address, spawn_kept, text, unavailable, wait_within, Sandbox,
+};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -400,23 +402,18 @@ impl Lab {
     /// (full lat_syscall, 101 repetitions: tens of seconds, even on a quiet
     /// machine), once its run is under way there.
     pub(crate) fn long_fleet_run(&self, s: &Sandbox) -> Child {
-        let mut child = self
-            .fleet(
-                s,
-                &[
-                    "--hosts",
-                    &Lab::addr(1),
-                    "--timeout",
-                    "300s",
-                    "lat_syscall",
-                    "-r",
-                    "101",
-                ],
-            )
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_kept(&mut self.fleet(
+            s,
+            &[
+                "--hosts",
+                &Lab::addr(1),
+                "--timeout",
+                "300s",
+                "lat_syscall",
+                "-r",
+                "101",
+            ],
+        ));
         assert!(
             self.wait_for_remote_run(1, &mut child),
             "the remote run never started"
@@ -714,8 +711,7 @@ fn an_unknown_host_is_an_error_of_that_host() {
 #[test]
 fn a_malformed_host_file_names_its_line_and_nothing_runs() {
     let s = Sandbox::new();
-    let file = s.path("farm.txt");
-    std::fs::write(&file, "# rack 4\nnode-1\nnode-2 node-3\n").unwrap();
+    let file = s.file("farm.txt", "# rack 4\nnode-1\nnode-2 node-3\n");
     let o = s.run(&[
         "fleet",
         "run",
@@ -744,17 +740,7 @@ fn serve_refuses_a_port_in_use_listens_only_where_told_and_stops_when_its_client
     drop(busy);
 
     let mut serve = s.spawn_fed(["serve", "--listen", "127.0.0.1:0"]);
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(serve.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let bound = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+    let bound = serve_address(&mut serve);
     let port = bound.rsplit_once(':').unwrap().1;
     // Served on the address given…
     assert!(std::net::TcpStream::connect(&bound).is_ok());

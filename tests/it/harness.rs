@@ -123,6 +123,12 @@ impl Benchmark for Recorder {
     }
 }
 
+/// The lines a benchmark under test wrote to `log`.
+fn lines_of(log: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines().map(String::from).collect()
+}
+
 #[test]
 fn hooks_are_called_with_each_intervals_iteration_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,11 +145,7 @@ fn hooks_are_called_with_each_intervals_iteration_count() {
         &mut NoObserver,
     )
     .unwrap();
-    let lines: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
+    let lines = lines_of(&log);
     assert_eq!(lines.first().unwrap(), "setup 0");
     assert_eq!(lines.last().unwrap(), "cleanup");
     let body = &lines[1..lines.len() - 1];
@@ -204,6 +206,22 @@ struct Saboteur {
     helper: i32,
 }
 
+impl Saboteur {
+    /// Process `victim` crashes (or, with `stall`, stalls); every pid goes
+    /// to a file `pids` in a fresh temporary directory, returned with it.
+    fn new(victim: u32, stall: bool) -> (Saboteur, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = Saboteur {
+            pids: dir.path().join("pids"),
+            victim,
+            stall,
+            me: 0,
+            helper: 0,
+        };
+        (b, dir)
+    }
+}
+
 impl Benchmark for Saboteur {
     fn setup(&mut self, ctx: &Context) -> Fallible {
         self.me = ctx.process;
@@ -255,15 +273,7 @@ fn assert_all_gone(pids: &std::path::Path) {
 
 #[test]
 fn a_child_that_crashes_ends_the_measurement_and_leaves_no_process() {
-    let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let mut b = Saboteur {
-        pids: pids.clone(),
-        victim: 1,
-        stall: false,
-        me: 0,
-        helper: 0,
-    };
+    let (mut b, _dir) = Saboteur::new(1, false);
     let err = measure(
         "saboteur",
         &mut b,
@@ -283,20 +293,12 @@ fn a_child_that_crashes_ends_the_measurement_and_leaves_no_process() {
         other => panic!("expected a death, got {other}"),
     }
     assert!(err.to_string().contains("saboteur"));
-    assert_all_gone(&pids);
+    assert_all_gone(&b.pids);
 }
 
 #[test]
 fn a_child_that_stalls_ends_the_measurement_and_leaves_no_process() {
-    let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let mut b = Saboteur {
-        pids: pids.clone(),
-        victim: 2,
-        stall: true,
-        me: 0,
-        helper: 0,
-    };
+    let (mut b, _dir) = Saboteur::new(2, true);
     let mut p = tiny_plan(3);
     p.stall_timeout = Duration::from_millis(500);
     let err = measure("staller", &mut b, &Shape::latency(1.0), &p, &mut NoObserver).unwrap_err();
@@ -304,7 +306,7 @@ fn a_child_that_stalls_ends_the_measurement_and_leaves_no_process() {
         matches!(err, HarnessError::Stalled { process: 2, .. }),
         "{err}"
     );
-    assert_all_gone(&pids);
+    assert_all_gone(&b.pids);
 }
 
 #[test]
@@ -460,11 +462,7 @@ fn a_case_is_measured_in_rounds_of_fresh_processes_sized_once() {
         &mut NoObserver,
     )
     .unwrap();
-    let setups: Vec<String> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
+    let setups = lines_of(&pids);
     let distinct: std::collections::BTreeSet<&String> = setups.iter().collect();
     assert_eq!((setups.len(), distinct.len()), (4, 4), "{setups:?}");
     assert_eq!(m.rounds, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);

@@ -145,6 +145,21 @@ fn with_duplicate_key(v: &Value, at: &str, here: &str, out: &mut String) {
     }
 }
 
+/// One of the pointers `ps` into `v` whose node is `wanted`, at random;
+/// none when no node is.
+fn pick_where(
+    v: &Value,
+    ps: &[String],
+    rng: &mut Rng,
+    wanted: impl Fn(&Value) -> bool,
+) -> Option<String> {
+    let fit: Vec<&String> = ps
+        .iter()
+        .filter(|p| v.pointer(p).is_some_and(&wanted))
+        .collect();
+    (!fit.is_empty()).then(|| rng.pick(&fit).to_string())
+}
+
 /// One mutant of `doc`: one to three mutations.
 fn mutate(doc: &Value, rng: &mut Rng) -> Vec<u8> {
     let mut v = doc.clone();
@@ -170,12 +185,8 @@ fn mutate(doc: &Value, rng: &mut Rng) -> Vec<u8> {
             }
             2 if last => {
                 let mut out = String::new();
-                let objects: Vec<&String> = ps
-                    .iter()
-                    .filter(|p| v.pointer(p).is_some_and(|x| x.is_object()))
-                    .collect();
-                let at: &&String = rng.pick(&objects);
-                with_duplicate_key(&v, at, "", &mut out);
+                let at = pick_where(&v, &ps, rng, Value::is_object).expect("the root is an object");
+                with_duplicate_key(&v, &at, "", &mut out);
                 return out.into_bytes();
             }
             3 => {
@@ -187,22 +198,12 @@ fn mutate(doc: &Value, rng: &mut Rng) -> Vec<u8> {
                 }
             }
             4 => {
-                let numbers: Vec<&String> = ps
-                    .iter()
-                    .filter(|p| v.pointer(p).is_some_and(|x| x.is_number()))
-                    .collect();
-                if !numbers.is_empty() {
-                    let at = rng.pick(&numbers).to_string();
+                if let Some(at) = pick_where(&v, &ps, rng, Value::is_number) {
                     *v.pointer_mut(&at).unwrap() = extreme_number(rng);
                 }
             }
             5 => {
-                let strings: Vec<&String> = ps
-                    .iter()
-                    .filter(|p| v.pointer(p).is_some_and(|x| x.is_string()))
-                    .collect();
-                if !strings.is_empty() {
-                    let at = rng.pick(&strings).to_string();
+                if let Some(at) = pick_where(&v, &ps, rng, Value::is_string) {
                     *v.pointer_mut(&at).unwrap() = hostile_string(rng);
                 }
             }
@@ -215,15 +216,8 @@ fn mutate(doc: &Value, rng: &mut Rng) -> Vec<u8> {
             }
             7 => {
                 // Repeat an entry of a list (a run, a sample, a point…).
-                let lists: Vec<&String> = ps
-                    .iter()
-                    .filter(|p| {
-                        v.pointer(p)
-                            .is_some_and(|x| x.as_array().is_some_and(|a| !a.is_empty()))
-                    })
-                    .collect();
-                if !lists.is_empty() {
-                    let at = rng.pick(&lists).to_string();
+                let full = |x: &Value| x.as_array().is_some_and(|a| !a.is_empty());
+                if let Some(at) = pick_where(&v, &ps, rng, full) {
                     let a = v.pointer_mut(&at).unwrap().as_array_mut().unwrap();
                     let i = rng.below(a.len());
                     let copy = a[i].clone();
@@ -232,12 +226,7 @@ fn mutate(doc: &Value, rng: &mut Rng) -> Vec<u8> {
             }
             _ => {
                 // A number nudged: a summary off its samples, an interval reversed.
-                let numbers: Vec<&String> = ps
-                    .iter()
-                    .filter(|p| v.pointer(p).is_some_and(|x| x.is_number()))
-                    .collect();
-                if !numbers.is_empty() {
-                    let at = rng.pick(&numbers).to_string();
+                if let Some(at) = pick_where(&v, &ps, rng, Value::is_number) {
                     let x = v.pointer_mut(&at).unwrap();
                     let f = x.as_f64().unwrap_or(0.0);
                     *x = serde_json::json!(f * 1.001 - 1.0);

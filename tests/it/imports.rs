@@ -21,9 +21,7 @@ pub fn document(id: &str, label: &str) -> String {
 /// The corpus document (as `document`) written to `name` in the sandbox:
 /// its path.
 pub fn document_file(s: &Sandbox, name: &str, id: &str, label: &str) -> std::path::PathBuf {
-    let f = s.path(name);
-    std::fs::write(&f, document(id, label)).unwrap();
-    f
+    s.file(name, document(id, label))
 }
 
 /// What `runs --json` lists, to tell whether the store changed.
@@ -34,8 +32,7 @@ pub fn stored(s: &Sandbox) -> String {
 }
 
 pub fn import_file(s: &Sandbox, name: &str, doc: &str) -> std::process::Output {
-    let f = s.path(name);
-    std::fs::write(&f, doc).unwrap();
+    let f = s.file(name, doc);
     s.run(&["import", f.to_str().unwrap()])
 }
 
@@ -107,8 +104,7 @@ fn a_refused_import_names_the_place_and_changes_nothing() {
     let o = import_file(&s, "typed.json", &typed);
     assert_refused(&o, &format!("expected u32 at line {line} column"));
     // A good file with a bad one: neither goes in.
-    let good2 = s.path("good2.json");
-    std::fs::write(&good2, document("00000000000000cc", "second")).unwrap();
+    let good2 = s.file("good2.json", document("00000000000000cc", "second"));
     let o = s.run(&[
         "import",
         good2.to_str().unwrap(),
@@ -166,8 +162,7 @@ fn outputs_onto_the_store_are_refused_and_the_store_is_intact() {
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     // Elsewhere: written, and a private file stays private.
     use std::os::unix::fs::PermissionsExt;
-    let out = s.path("report.txt");
-    std::fs::write(&out, "old").unwrap();
+    let out = s.file("report.txt", "old");
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
     let o = s.run(&["report", "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));

@@ -80,14 +80,12 @@ fn inventory_round_trips_through_export_and_import() {
 #[test]
 fn a_farm_file_with_a_bad_row_sets_nothing_and_names_the_line() {
     let s = Sandbox::new();
-    let farm = s.path("farm.csv");
-    std::fs::write(
-        &farm,
+    let farm = s.file(
+        "farm.csv",
         "host,price,currency,date,watts_busy\n\
          node-1,12500,EUR,2026-03-01,420\n\
          node-2,9000,EUR,2026-13-01,380\n",
-    )
-    .unwrap();
+    );
     let o = s.run(&["inventory", "import", farm.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
@@ -97,13 +95,11 @@ fn a_farm_file_with_a_bad_row_sets_nothing_and_names_the_line() {
     );
     assert!(!s.db().exists(), "a refused import made a store");
 
-    let toml = s.path("farm.toml");
-    std::fs::write(
-        &toml,
+    let toml = s.file(
+        "farm.toml",
         "[[host]]\nhost = \"node-1\"\nprice = 12500\ncurrency = \"EUR\"\ndate = \"2026-03-01\"\n\n\
          [[host]]\nhost = \"node-2\"\nwatts_nameplate = 750\n",
-    )
-    .unwrap();
+    );
     let o = s.run(&["inventory", "import", toml.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(listed(&s).as_array().unwrap().len(), 2);

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::common::{leftovers, text, words, Sandbox};
 use crate::workload::{
-    assert_nothing_left, interrupt_mid_sweep, run_json, stored_run, tagged, unique_tag, ONE_CPU,
+    assert_nothing_left, interrupt_mid_sweep, refused_before_the_store, run_json, stored_run,
+    tagged, unique_tag, ONE_CPU,
 };
 
 const MIX: [&str; 8] = [
@@ -103,18 +104,14 @@ fn a_missing_tool_is_named_before_anything_runs() {
         .args(["run", "multiuser", "--quick"])
         .output()
         .unwrap();
-    let all = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{all}");
-    for e in [
+    let expect = [
         "multiuser",
         "`sed`",
         "`grep`",
         "`sort`",
         "not found on $PATH",
-    ] {
-        assert!(all.contains(e), "no '{e}' in: {all}");
-    }
-    assert!(!s.db().exists(), "the store was opened");
+    ];
+    refused_before_the_store(&s, &o, "multiuser with an empty PATH", &expect);
 }
 
 #[test]

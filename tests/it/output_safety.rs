@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_refused, is_root, text, unavailable, Sandbox};
+use crate::common::{assert_refused, is_root, spawn_kept, text, unavailable, Sandbox};
 use crate::imports::{document, document_file, import_file, stored};
 
 const REFUSED: &str = "refusing to write over the results store";
@@ -34,11 +34,7 @@ fn mkfifo(path: &Path) {
 /// Run `cmd`, killing it after `limit` (a write onto a FIFO nobody reads,
 /// or a store opened on one, would otherwise hang the test).
 fn run_within(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_kept(cmd);
     let deadline = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -173,8 +169,7 @@ fn outputs_write_through_special_files_and_follow_links() {
         .is_fifo());
 
     // A link: its target is written, the link stays a link.
-    let real = s.path("real.txt");
-    std::fs::write(&real, "old").unwrap();
+    let real = s.file("real.txt", "old");
     let link = s.path("link.txt");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let o = s.run(&["report", "-o", link.to_str().unwrap()]);

@@ -4,12 +4,12 @@
 //! timed out, a dead one does not keep serve past its idle timeout, and a
 //! connection whose thread cannot be made is refused while serve goes on.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{unavailable, Sandbox};
+use crate::common::{serve_address, unavailable, Sandbox};
 
 /// A serve on 127.0.0.1, killed on drop.
 struct Serve {
@@ -35,15 +35,7 @@ impl Serve {
             .stderr(Stdio::piped());
         adjust(&mut c);
         let mut child = c.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .strip_prefix("listening on ")
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("serve said {line:?}"))
-            .to_string();
+        let addr = serve_address(&mut child);
         Serve { child, addr }
     }
 
@@ -86,16 +78,7 @@ impl Drop for Serve {
 /// serve's answer: "+", or a refusal line ("-touchstone serve: …"); ""
 /// if it said nothing within 15 s.
 fn answer(c: &mut TcpStream) -> String {
-    c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    let mut out = Vec::new();
-    let mut b = [0u8; 1];
-    while let Ok(1) = c.read(&mut b) {
-        out.push(b[0]);
-        if b[0] == b'\n' || out == b"+" || out.len() > 512 {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    touchstone_catalogue::testing::serve_answer(c, Duration::from_secs(15))
 }
 
 /// Whether serve closed `c` (end of file or reset) within 5 s.

@@ -28,12 +28,10 @@ fn a_foreign_sqlite_database_is_refused_and_untouched() {
 #[test]
 fn a_file_that_is_not_a_database_is_refused_and_untouched() {
     let s = Sandbox::new();
-    let path = s.path("notes.txt");
-    std::fs::write(
-        &path,
+    let path = s.file(
+        "notes.txt",
         "just some notes, not a database at all, long enough to have a header",
-    )
-    .unwrap();
+    );
     assert!(matches!(
         Store::open(&path, Open::CreateIfMissing),
         Err(StoreError::NotADatabase(_))

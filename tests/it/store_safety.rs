@@ -7,14 +7,15 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use touchstone_results::store::BUSY_TIMEOUT;
 
 use crate::common::{
-    assert_refused, assert_says, quick_run, stored_runs, text, unavailable, Sandbox, Terminal,
+    assert_refused, assert_says, quick_run, spawn_kept, stored_runs, text, unavailable, Sandbox,
+    Terminal,
 };
 
 /// The one document `show --json` prints for `spec`.
@@ -151,13 +152,11 @@ fn four_runs_and_reports_at_once_on_one_store_all_complete() {
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let children: Vec<_> = (0..4)
         .map(|i| {
-            s.cmd()
-                .args(["run", "lat_syscall/null,read", "--quick", "--json"])
-                .args(["--label", &format!("writer-{i}")])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            spawn_kept(
+                s.cmd()
+                    .args(["run", "lat_syscall/null,read", "--quick", "--json"])
+                    .args(["--label", &format!("writer-{i}")]),
+            )
         })
         .collect();
     let held = Instant::now();
@@ -504,7 +503,7 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
         c.env("TOUCHSTONE_DB", &db).args(args);
         c
     };
-    let child = cmd(&[
+    let child = spawn_kept(&mut cmd(&[
         "run",
         "null_loop",
         "spin/time:20ms",
@@ -517,11 +516,7 @@ fn a_disk_that_fills_mid_run_loses_nothing_stored_before() {
         "1",
         "-r",
         "100",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    ]));
     let first_stored = || {
         let o = cmd(&["runs", "--json"]).output().unwrap();
         o.status.success()

@@ -142,13 +142,18 @@ pub(crate) fn run_json(o: &Output) -> Value {
 }
 
 pub(crate) fn refused(s: &Sandbox, args: &[&str], expect: &[&str]) {
-    let o = s.run(args);
-    let all = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");
+    refused_before_the_store(s, &s.run(args), &format!("{args:?}"), expect);
+}
+
+/// `o`, of the command `what`, is a refusal (exit 2) saying each of
+/// `expect`, made before the store was opened.
+pub(crate) fn refused_before_the_store(s: &Sandbox, o: &Output, what: &str, expect: &[&str]) {
+    let all = text(o);
+    assert_eq!(o.status.code(), Some(2), "{what}: {all}");
     for e in expect {
-        assert!(all.contains(e), "{args:?}: no '{e}' in: {all}");
+        assert!(all.contains(e), "{what}: no '{e}' in: {all}");
     }
-    assert!(!s.db().exists(), "{args:?}: the store was opened");
+    assert!(!s.db().exists(), "{what}: the store was opened");
 }
 
 #[test]

@@ -98,12 +98,7 @@ pub fn measurement(
     samples: Vec<f64>,
 ) -> Measurement {
     let t = Utc.with_ymd_and_hms(2024, 3, 1, 12, 0, 0).unwrap();
-    let params: BTreeMap<String, String> = name
-        .split('/')
-        .skip(1)
-        .filter_map(|seg| seg.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let params = touchstone_catalogue::params::named_in(name);
     Measurement {
         name: name.into(),
         benchmark: name.split('/').next().unwrap().into(),

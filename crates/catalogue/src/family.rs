@@ -299,9 +299,32 @@ impl Family {
     }
 }
 
+/// The loads a workload measures when none are named, on `usable` CPUs
+/// (up to `max`): in quick mode one client and one per usable CPU (one
+/// load where they agree), else the engine's ladder.
+pub fn one_and_per_cpu_when_quick(quick: bool, usable: usize, max: u32) -> Vec<u32> {
+    if quick {
+        let mut loads = vec![1, (usable as u32).clamp(1, max)];
+        loads.dedup();
+        loads
+    } else {
+        touchstone_harness::workload::default_loads_from(1, usable, Some(max))
+    }
+}
+
 /// For families that run everywhere.
 pub fn always_supported() -> Option<String> {
     None
+}
+
+/// The single-process measurements' figures by their numeric parameter
+/// `param` ((stride, ns) for line, (chains, ns) for par_mem): the curve a
+/// derived measurement is read from.
+pub fn curve_by(ms: &[Measurement], param: &str) -> Vec<(u64, f64)> {
+    ms.iter()
+        .filter(|m| m.parallel == 1)
+        .filter_map(|m| Some((m.params.get(param)?.parse().ok()?, m.value())))
+        .collect()
 }
 
 /// A measurement derived from others (not timed itself): its samples are
@@ -323,12 +346,7 @@ pub fn derived(
     };
     let mut summary = Summary::of(&samples).unwrap_or_else(|| Summary::of(&[value]).unwrap());
     summary.median = value;
-    let params = name
-        .split('/')
-        .skip(1)
-        .filter_map(|seg| seg.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let params = crate::params::named_in(name);
     Measurement {
         name: name.to_string(),
         benchmark: family.to_string(),

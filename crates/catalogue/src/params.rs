@@ -2,6 +2,8 @@
 //! and checked once before anything runs, with canonical spellings so that
 //! measurement names are stable ("16k", not "16384" or "16K").
 
+use std::collections::BTreeMap;
+
 /// What values a parameter takes.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
@@ -64,6 +66,17 @@ impl Point {
     pub fn text(&self, name: &str) -> &str {
         &self.get(name).text
     }
+}
+
+/// The `key:value` parameters written in a measurement name, as stored
+/// with it ("lat_fs/op:create/size:0k" gives op and size; positional values
+/// such as "lat_syscall/null" name no key and are left out).
+pub fn named_in(name: &str) -> BTreeMap<String, String> {
+    name.split('/')
+        .skip(1)
+        .filter_map(|seg| seg.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// A close name from `candidates`, for "did you mean" hints.

@@ -9,7 +9,7 @@ use touchstone_harness::{measure_case, Benchmark, CaseLabel, HarnessError, NoObs
 use touchstone_results::Measurement;
 
 use crate::support::sys;
-use crate::{select, RunContext};
+use crate::{select, Built, RunContext};
 
 /// The benchmark of known cost (a spin of `ns`) the harness's own tests time.
 pub use crate::families::spin::Spin;
@@ -21,6 +21,22 @@ pub mod web_server {
 }
 
 pub mod skip;
+
+/// What `touchstone serve` answered on connection `c` within `within`:
+/// "+" (accepted) or a refusal line ("-touchstone serve: …", at most 512
+/// bytes); "" if it said nothing.
+pub fn serve_answer(c: &mut std::net::TcpStream, within: std::time::Duration) -> String {
+    c.set_read_timeout(Some(within)).unwrap();
+    let mut out = Vec::new();
+    let mut b = [0u8; 1];
+    while let Ok(1) = c.read(&mut b) {
+        out.push(b[0]);
+        if b[0] == b'\n' || out == b"+" || out.len() > 512 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
 
 /// A workload trial for tests: a 50 ms warm-up and a 150 ms window, and
 /// a stall timeout generous enough for a busy machine.
@@ -101,6 +117,30 @@ pub fn tiny_plan(parallel: u32) -> Plan {
 /// context: what most families' own tests need.
 pub fn measure_tiny(spec: &str) -> Result<Vec<Measurement>, String> {
     measure_spec(spec, &tiny_plan(1), &RunContext::default())
+}
+
+/// Why `spec` is refused before anything runs: its selection's error, or
+/// its first case's family's refusal to build it (with the default run
+/// context); a panic where it is built.
+pub fn refusal(spec: &str) -> String {
+    match select(&[spec.to_string()], &RunContext::default(), 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => built_first(spec)
+            .err()
+            .unwrap_or_else(|| panic!("{spec} was built")),
+    }
+}
+
+/// The first case of `spec`, built with the default run context.
+pub fn built(spec: &str) -> Built {
+    built_first(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+fn built_first(spec: &str) -> Result<Built, String> {
+    let ctx = RunContext::default();
+    let sel = select(&[spec.to_string()], &ctx, 1).map_err(|e| e.to_string())?;
+    let c = &sel.cases[0];
+    c.family.make(&c.point, &ctx)
 }
 
 /// Measure every case of `spec` (e.g. "lat_syscall/null") with `plan`.
@@ -351,17 +391,22 @@ impl ThrowawayPostgres {
         Some(server)
     }
 
-    fn run(&self, tool: &str, args: &[&str]) {
+    /// The server's `tool` (initdb, pg_ctl), run as the server's user.
+    fn command(&self, tool: &str) -> std::process::Command {
         let program = self.bin.join(tool);
-        let mut cmd = match &self.as_user {
+        match &self.as_user {
             Some(u) => {
                 let mut c = std::process::Command::new("runuser");
                 c.args(["-u", u, "--"]).arg(&program);
                 c
             }
             None => std::process::Command::new(&program),
-        };
-        let out = cmd
+        }
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let out = self
+            .command(tool)
             .args(args)
             .current_dir(&self.dir)
             .output()
@@ -412,16 +457,8 @@ impl ThrowawayPostgres {
 impl Drop for ThrowawayPostgres {
     fn drop(&mut self) {
         let data = self.dir.join("data");
-        let program = self.bin.join("pg_ctl");
-        let mut cmd = match &self.as_user {
-            Some(u) => {
-                let mut c = std::process::Command::new("runuser");
-                c.args(["-u", u, "--"]).arg(&program);
-                c
-            }
-            None => std::process::Command::new(&program),
-        };
-        let _ = cmd
+        let _ = self
+            .command("pg_ctl")
             .args([
                 "-D",
                 data.to_str().unwrap_or(""),

@@ -365,23 +365,9 @@ impl Session {
         baseline: Option<(&str, &mut dyn Benchmark)>,
         plan: &Plan,
     ) -> Result<(), CliError> {
-        self.measure_annotated(label, bench, shape, baseline, plan, &|_| {})
-    }
-
-    /// `measure`, with the family's `annotate` applied to the measurement
-    /// before it is shown and stored.
-    pub fn measure_annotated(
-        &mut self,
-        label: &CaseLabel,
-        bench: &mut dyn Benchmark,
-        shape: &Shape,
-        baseline: Option<(&str, &mut dyn Benchmark)>,
-        plan: &Plan,
-        annotate: &dyn Fn(&mut Measurement),
-    ) -> Result<(), CliError> {
         self.stopped()?;
         match measure_case(label, bench, shape, baseline, plan, &mut self.progress) {
-            Ok(m) => self.done(None, m, plan, annotate),
+            Ok(m) => self.done(None, m, plan, &|_| {}),
             Err(HarnessError::Interrupted) => {
                 self.interrupted = true;
                 Ok(())

@@ -136,6 +136,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::built;
 
     #[test]
     fn an_iteration_counts_every_streams_lines() {
@@ -171,15 +172,7 @@ mod tests {
 
     #[test]
     fn one_stream_is_one_cpu_and_parallel_is_refused() {
-        let p = crate::select(
-            &["bw_mix/rd/streams:one/size:1m".into()],
-            &RunContext::default(),
-            1,
-        )
-        .unwrap();
-        let built = FAMILY
-            .make(&p.cases[0].point, &RunContext::default())
-            .unwrap();
+        let built = built("bw_mix/rd/streams:one/size:1m");
         assert_eq!(built.shape.statistic, Statistic::Max);
         assert!(matches!(FAMILY.parallel, Parallel::No(_)));
         assert_eq!(built.cost.setup_bytes, 1 << 20);
@@ -189,15 +182,7 @@ mod tests {
     /// 1.6 s for a default run that took 8.8 s when none was declared).
     #[test]
     fn every_streams_buffer_is_a_declared_cost() {
-        let p = crate::select(
-            &["bw_mix/rd/streams:all/size:2m".into()],
-            &RunContext::default(),
-            1,
-        )
-        .unwrap();
-        let built = FAMILY
-            .make(&p.cases[0].point, &RunContext::default())
-            .unwrap();
+        let built = built("bw_mix/rd/streams:all/size:2m");
         let streams = usable_cpus().unwrap().len() as u64;
         assert_eq!(built.cost.setup_bytes, streams * (2 << 20));
     }

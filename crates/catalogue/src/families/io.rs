@@ -482,7 +482,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{measure_spec, tiny_plan};
+    use crate::testing::{measure_spec, refusal, tiny_plan};
 
     fn measure(spec: &str) -> Measurement {
         measure_spec(spec, &tiny_plan(1), &RunContext::new(true))
@@ -527,13 +527,7 @@ mod tests {
     #[test]
     fn depth_goes_through_io_uring_where_allowed() {
         if let Some(why) = io::io_uring_refused() {
-            let sel =
-                crate::select(&["io/read/depth:4".into()], &RunContext::default(), 1).unwrap();
-            let e = sel.cases[0]
-                .family
-                .make(&sel.cases[0].point, &RunContext::default())
-                .err()
-                .unwrap();
+            let e = refusal("io/read/depth:4");
             assert!(e.contains("io_uring"), "{e} / {why}");
             return;
         }
@@ -593,27 +587,13 @@ mod tests {
         );
     }
 
-    fn refused(spec: &str) -> String {
-        let sel = crate::select(&[spec.into()], &RunContext::default(), 1);
-        match sel {
-            Err(e) => e.to_string(),
-            Ok(sel) => {
-                let c = &sel.cases[0];
-                c.family
-                    .make(&c.point, &RunContext::default())
-                    .err()
-                    .expect(spec)
-            }
-        }
-    }
-
     /// Bad input is refused when the case is built, before anything runs.
     #[test]
     fn bad_input_is_refused() {
-        assert!(refused("io/read/bs:0").contains("bs"));
-        assert!(refused("io/read/pattern:gauss/sigma:0").contains("sigma"));
-        assert!(refused("io/read/bs:64k/size:8k").contains("smaller than one block"));
-        let e = refused("io/read/bs:1000/mode:direct");
+        assert!(refusal("io/read/bs:0").contains("bs"));
+        assert!(refusal("io/read/pattern:gauss/sigma:0").contains("sigma"));
+        assert!(refusal("io/read/bs:64k/size:8k").contains("smaller than one block"));
+        let e = refusal("io/read/bs:1000/mode:direct");
         assert!(e.contains("multiples") || e.contains("unsupported"), "{e}");
     }
 

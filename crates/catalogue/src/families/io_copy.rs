@@ -161,7 +161,7 @@ pub const FAMILY: Family = Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_sane, measure_spec, tiny_plan};
+    use crate::testing::{assert_sane, measure_spec, refusal, tiny_plan};
 
     #[test]
     fn copies_and_refuses_bad_sizes() {
@@ -173,17 +173,7 @@ mod tests {
         .unwrap()
         .remove(0);
         assert_sane(&m);
-        let sel = crate::select(
-            &["io_copy/bs:1m/size:64k".into()],
-            &RunContext::default(),
-            1,
-        )
-        .unwrap();
-        let e = sel.cases[0]
-            .family
-            .make(&sel.cases[0].point, &RunContext::default())
-            .err()
-            .unwrap();
+        let e = refusal("io_copy/bs:1m/size:64k");
         assert!(e.contains("smaller than one block"), "{e}");
     }
 }

@@ -25,12 +25,10 @@
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use touchstone_harness::workload::{
-    default_loads_from, Client, ClientContext, TrialContext, Workload,
-};
+use touchstone_harness::workload::{Client, ClientContext, TrialContext, Workload};
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, RunContext};
+use crate::family::{one_and_per_cpu_when_quick, Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::io::{self, offsets, Pattern, SyncMode};
 use crate::support::memory::{Buf, Pages};
@@ -74,13 +72,7 @@ impl Workload for IoLoad {
     }
     /// Quick: one client and one per usable CPU.
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            let mut v = vec![1, (usable as u32).clamp(1, MAX_LOAD)];
-            v.dedup();
-            v
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        one_and_per_cpu_when_quick(self.quick, usable, MAX_LOAD)
     }
     fn bytes_per_op(&self) -> Option<u64> {
         Some(self.bs as u64)

@@ -49,6 +49,19 @@ fn lock(fd: RawFd, record: u8, how: libc::c_short) -> Fallible {
 const W: libc::c_short = libc::F_WRLCK as libc::c_short;
 const U: libc::c_short = libc::F_UNLCK as libc::c_short;
 
+impl FcntlBaton {
+    /// One exchange: record k set to `first`, record k+2 to `then`, and on
+    /// to the next round.
+    #[inline]
+    fn step(&mut self, first: libc::c_short, then: libc::c_short) -> Fallible {
+        let k = self.round;
+        lock(self.fd, k, first)?;
+        lock(self.fd, (k + 2) % 3, then)?;
+        self.round = (k + 1) % 3;
+        Ok(())
+    }
+}
+
 impl Baton for FcntlBaton {
     fn open(&mut self, ctx: &Context) -> Fallible {
         let path = ctx.scratch.join(format!("lat_fcntl.{}", ctx.process));
@@ -80,19 +93,12 @@ impl Baton for FcntlBaton {
     /// unlocks it).
     #[inline]
     fn ping(&mut self) -> Fallible {
-        let k = self.round;
-        lock(self.fd, k, U)?;
-        lock(self.fd, (k + 2) % 3, W)?;
-        self.round = (k + 1) % 3;
-        Ok(())
+        self.step(U, W)
     }
 
+    /// The helper's mirror of `ping`: lock record k, unlock record k+2.
     fn pong(&mut self) -> Fallible {
-        let k = self.round;
-        lock(self.fd, k, W)?;
-        lock(self.fd, (k + 2) % 3, U)?;
-        self.round = (k + 1) % 3;
-        Ok(())
+        self.step(W, U)
     }
 
     fn close(&mut self) {

@@ -4,51 +4,42 @@
 //! the figure; the kernel's fault-around maps up to 16 cached pages per
 //! fault, as it does for any program.
 
-use std::os::fd::RawFd;
-
 use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::{Param, Point};
-use crate::support::scratch_file::{cached_file, map, touch_pages, unmap};
-use crate::support::sys::{self, page_size};
+use crate::support::scratch_file::{touch_pages, unmap, MappedFile};
 
 pub struct LatMmap {
-    size: usize,
-    fd: RawFd,
-    page: usize,
+    file: MappedFile,
 }
 
 impl touchstone_harness::Benchmark for LatMmap {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        self.page = page_size();
-        self.fd = cached_file(ctx, "lat_mmap", self.size)?;
-        Ok(())
+        self.file.open(ctx, "lat_mmap")
     }
 
     /// Timed: `n` times mmap(size), a volatile read of one byte per page,
     /// munmap. The bytes' sum goes to black_box so no read is removed.
     fn run(&mut self, n: u64) -> Fallible {
         for _ in 0..n {
-            let p = map(self.fd, self.size)?;
-            std::hint::black_box(touch_pages(p, self.size, self.page));
-            unmap(p, self.size);
+            let f = &self.file;
+            let p = f.map()?;
+            std::hint::black_box(touch_pages(p, f.size, f.page));
+            unmap(p, f.size);
         }
         Ok(())
     }
 
     fn cleanup(&mut self) {
-        sys::close(self.fd);
-        self.fd = -1;
+        self.file.close();
     }
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatMmap {
-            size: p.num("size") as usize,
-            fd: -1,
-            page: 4096,
+            file: MappedFile::of(p.num("size") as usize),
         },
         Shape::latency(1.0),
     ))

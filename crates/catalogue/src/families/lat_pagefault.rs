@@ -8,19 +8,14 @@
 //! pages per fault, so it is the amortised cost a program sees (lmbench's
 //! figure includes the same effect).
 
-use std::os::fd::RawFd;
-
 use touchstone_harness::{Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
 use crate::params::{Param, Point};
-use crate::support::scratch_file::{cached_file, map, unmap};
-use crate::support::sys::{self, page_size};
+use crate::support::scratch_file::{unmap, MappedFile};
 
 pub struct LatPagefault {
-    size: usize,
-    fd: RawFd,
-    page: usize,
+    file: MappedFile,
     maps: Vec<*const u8>,
 }
 
@@ -30,7 +25,7 @@ unsafe impl Send for LatPagefault {}
 impl LatPagefault {
     fn unmap_all(&mut self) {
         for &p in &self.maps {
-            unmap(p, self.size);
+            unmap(p, self.file.size);
         }
         self.maps.clear();
     }
@@ -38,16 +33,14 @@ impl LatPagefault {
 
 impl touchstone_harness::Benchmark for LatPagefault {
     fn setup(&mut self, ctx: &Context) -> Fallible {
-        self.page = page_size();
-        self.fd = cached_file(ctx, "lat_pagefault", self.size)?;
-        Ok(())
+        self.file.open(ctx, "lat_pagefault")
     }
 
     /// Untimed: map the file as many times as `n` pages need.
     fn prepare(&mut self, n: u64) -> Fallible {
-        let per_map = (self.size / self.page) as u64;
+        let per_map = (self.file.size / self.file.page) as u64;
         for _ in 0..n.div_ceil(per_map) {
-            let p = map(self.fd, self.size)?;
+            let p = self.file.map()?;
             self.maps.push(p);
         }
         Ok(())
@@ -59,12 +52,12 @@ impl touchstone_harness::Benchmark for LatPagefault {
     fn run(&mut self, n: u64) -> Fallible {
         let mut left = n as usize;
         let mut sum = 0u64;
+        let (size, page) = (self.file.size, self.file.page);
         for &p in &self.maps {
-            let pages = left.min(self.size / self.page);
+            let pages = left.min(size / page);
             for i in 0..pages {
                 // SAFETY: page i of a live mapping of `size` bytes.
-                sum = sum
-                    .wrapping_add(unsafe { std::ptr::read_volatile(p.add(i * self.page)) } as u64);
+                sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i * page)) } as u64);
             }
             left -= pages;
         }
@@ -79,17 +72,14 @@ impl touchstone_harness::Benchmark for LatPagefault {
 
     fn cleanup(&mut self) {
         self.unmap_all();
-        sys::close(self.fd);
-        self.fd = -1;
+        self.file.close();
     }
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     Ok(Built::new(
         LatPagefault {
-            size: p.num("size") as usize,
-            fd: -1,
-            page: 4096,
+            file: MappedFile::of(p.num("size") as usize),
             maps: Vec::new(),
         },
         Shape::latency(1.0),

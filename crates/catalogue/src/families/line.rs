@@ -8,7 +8,7 @@
 
 use touchstone_results::{Measurement, Unit, Warning, WarningCode};
 
-use crate::family::{derived, Built, Family, RunContext};
+use crate::family::{curve_by, derived, Built, Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::cache_levels::{median, os_caches, os_line_bytes};
 use crate::support::memory::{Order, Pages};
@@ -49,11 +49,7 @@ pub fn detect_line(curve: &[(u64, f64)]) -> Option<u64> {
 }
 
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
-    let curve: Vec<(u64, f64)> = ms
-        .iter()
-        .filter(|m| m.parallel == 1)
-        .filter_map(|m| Some((m.params.get("stride")?.parse().ok()?, m.value())))
-        .collect();
+    let curve = curve_by(ms, "stride");
     let Some(line) = detect_line(&curve) else {
         return Vec::new();
     };

@@ -42,12 +42,11 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use touchstone_harness::workload::{
-    cpu, default_loads_from, tasks_error, tasks_limit, Client, ClientContext, TrialContext,
-    Workload,
+    cpu, tasks_error, tasks_limit, Client, ClientContext, TrialContext, Workload,
 };
 use touchstone_harness::{BenchError, Fallible};
 
-use crate::family::{Family, OptionValue, RunContext, RunOption};
+use crate::family::{one_and_per_cpu_when_quick, Family, OptionValue, RunContext, RunOption};
 use crate::params::{Param, Point};
 use crate::support::memory::Rng;
 
@@ -192,13 +191,7 @@ impl Workload for Oltp {
     }
     /// Quick: one client and one per CPU.
     fn default_loads(&self, usable: usize) -> Vec<u32> {
-        if self.quick {
-            let mut l = vec![1, (usable as u32).clamp(1, MAX_LOAD)];
-            l.dedup();
-            l
-        } else {
-            default_loads_from(1, usable, Some(MAX_LOAD))
-        }
+        one_and_per_cpu_when_quick(self.quick, usable, MAX_LOAD)
     }
     fn check_load(&self, load: u32) -> Result<(), String> {
         match tasks_error(load, tasks_limit()) {

@@ -8,7 +8,7 @@
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::{Measurement, Statistic, Unit};
 
-use crate::family::{derived, Built, Family, RunContext};
+use crate::family::{curve_by, derived, Built, Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::cache_levels::beyond_llc;
 use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
@@ -89,11 +89,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub fn derive(ms: &[Measurement]) -> Vec<Measurement> {
-    let curve: Vec<(u64, f64)> = ms
-        .iter()
-        .filter(|m| m.parallel == 1)
-        .filter_map(|m| Some((m.params.get("chains")?.parse().ok()?, m.value())))
-        .collect();
+    let curve = curve_by(ms, "chains");
     let Some(&(_, one)) = curve.iter().find(|p| p.0 == 1) else {
         return Vec::new();
     };

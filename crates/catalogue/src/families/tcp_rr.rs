@@ -44,7 +44,6 @@
 //! read, write and epoll calls lie inside that. Hot paths are raw libc
 //! read/write on preallocated buffers.
 
-use std::io;
 use std::os::fd::RawFd;
 
 use touchstone_harness::workload::{
@@ -56,7 +55,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::family::{Family, RunContext};
 use crate::params::{Kind, Param, Point};
 use crate::support::echo_server::{self, Until};
-use crate::support::multiplex::{share, Flow, Multiplexed};
+use crate::support::multiplex::{nothing_yet_or_error, share, Flow, Multiplexed};
 use crate::support::placement::{self, pin_self, Placement};
 use crate::support::remote;
 use crate::support::server_workers::{self, connections_of, worker_of, Workers};
@@ -351,11 +350,7 @@ impl Flow for RrFlow {
         if r == 0 {
             return Err("read: the server closed the connection".into());
         }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => Ok(None),
-            _ => Err(BenchError(format!("read: {e}"))),
-        }
+        nothing_yet_or_error("read")
     }
 }
 

@@ -36,7 +36,7 @@ use touchstone_harness::{BenchError, Fallible};
 
 use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
-use crate::support::multiplex::{share, Flow, Multiplexed};
+use crate::support::multiplex::{nothing_yet_or_error, share, Flow, Multiplexed};
 use crate::support::placement;
 use crate::support::server_workers::{self, EchoSide};
 use crate::support::sockets::{self, bind_loopback, connect_loopback, inet_socket};
@@ -268,11 +268,7 @@ impl Flow for UdpFlow {
                 self.buf.len()
             )));
         }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => Ok(None),
-            _ => Err(BenchError(format!("recv: {e}"))),
-        }
+        nothing_yet_or_error("recv")
     }
 }
 

@@ -19,7 +19,7 @@ use std::os::fd::RawFd;
 
 use touchstone_harness::clock::now_ns;
 use touchstone_harness::workload::Client;
-use touchstone_harness::Fallible;
+use touchstone_harness::{BenchError, Fallible};
 
 use super::sockets::{self, epoll_add, set_nonblocking};
 use super::sys::{check, close};
@@ -46,6 +46,18 @@ pub trait Flow {
     /// right after `readable` returned it.
     fn bytes(&self) -> u64 {
         0
+    }
+}
+
+/// What a flow's `readable` says after its non-blocking read or receive
+/// (`what`) failed: nothing yet when it was interrupted or would block,
+/// else the error.
+#[inline]
+pub fn nothing_yet_or_error(what: &str) -> Fallible<Option<usize>> {
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock => Ok(None),
+        _ => Err(BenchError(format!("{what}: {e}"))),
     }
 }
 

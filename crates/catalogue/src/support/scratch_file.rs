@@ -27,6 +27,42 @@ pub fn cached_file(ctx: &Context, name: &str, size: usize) -> Fallible<RawFd> {
     Ok(cached_file_named_if(ctx, name, size, false)?.0)
 }
 
+/// A cached file the VM families map again and again (lat_mmap,
+/// lat_pagefault): made and unlinked in setup, closed in cleanup.
+pub struct MappedFile {
+    pub size: usize,
+    /// −1 until `open` and after `close`.
+    pub fd: RawFd,
+    /// The page size, read in `open`.
+    pub page: usize,
+}
+
+impl MappedFile {
+    /// A `size`-byte file, not made yet.
+    pub fn of(size: usize) -> MappedFile {
+        MappedFile {
+            size,
+            fd: -1,
+            page: 4096,
+        }
+    }
+    /// Make the file (`cached_file`).
+    pub fn open(&mut self, ctx: &Context, name: &str) -> Fallible {
+        self.page = sys::page_size();
+        self.fd = cached_file(ctx, name, self.size)?;
+        Ok(())
+    }
+    /// A new read-only mapping of the whole file (`map`).
+    #[inline]
+    pub fn map(&self) -> Fallible<*const u8> {
+        map(self.fd, self.size)
+    }
+    pub fn close(&mut self) {
+        sys::close(self.fd);
+        self.fd = -1;
+    }
+}
+
 /// As `cached_file`, but when `keep_name` the file keeps its name (returned)
 /// for benchmarks that reopen it; `close_file` removes it.
 pub fn cached_file_named_if(

@@ -269,18 +269,24 @@ pub fn unix_pair() -> Fallible<(RawFd, RawFd)> {
 }
 
 pub fn set_int_opt(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> Fallible {
-    // SAFETY: an int option of the right size.
+    set_opt(fd, level, opt, &v, "setsockopt")
+}
+
+/// setsockopt with the option's value `v`, of the type the option takes
+/// (an int, a timeval); `what` names it in the error.
+fn set_opt<T>(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: &T, what: &str) -> Fallible {
+    // SAFETY: `v` is a live value of the option's own type and size.
     check(
         unsafe {
             libc::setsockopt(
                 fd,
                 level,
                 opt,
-                &v as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                v as *const T as *const libc::c_void,
+                std::mem::size_of::<T>() as libc::socklen_t,
             )
         },
-        "setsockopt",
+        what,
     )?;
     Ok(())
 }
@@ -297,20 +303,7 @@ pub fn set_recv_timeout_ms(fd: RawFd, ms: i64) -> Fallible {
         tv_sec: ms / 1000,
         tv_usec: (ms % 1000) * 1000,
     };
-    // SAFETY: a timeval option of the right size.
-    check(
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        },
-        "SO_RCVTIMEO",
-    )?;
-    Ok(())
+    set_opt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv, "SO_RCVTIMEO")
 }
 
 /// An AF_UNIX address for `path` (which must fit sun_path).

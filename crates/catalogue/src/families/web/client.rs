@@ -2,7 +2,6 @@
 //! `support::multiplex`) sending the request mix and reading each
 //! response whole, counting its bytes for the bit rate.
 
-use std::io;
 use std::os::fd::RawFd;
 
 use touchstone_harness::{BenchError, Fallible};
@@ -10,7 +9,7 @@ use touchstone_harness::{BenchError, Fallible};
 use super::{Web, DYNAMIC, DYNAMIC_SHARE, POST, STATIC, STATIC_SHARE};
 use crate::support::http::{parse_response, Out};
 use crate::support::memory::Rng;
-use crate::support::multiplex::Flow;
+use crate::support::multiplex::{nothing_yet_or_error, Flow};
 use crate::support::sockets::{connect_loopback, inet_socket, send_all, set_nodelay};
 use crate::support::sys::close;
 use crate::support::zipf::unit;
@@ -196,11 +195,7 @@ impl Flow for WebFlow<'_> {
                 );
             }
             if r < 0 {
-                let e = io::Error::last_os_error();
-                return match e.kind() {
-                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => Ok(None),
-                    _ => Err(BenchError(format!("read: {e}"))),
-                };
+                return nothing_yet_or_error("read");
             }
             let r = r as usize;
             match self.remaining {

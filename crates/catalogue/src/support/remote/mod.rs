@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use touchstone_harness::{BenchError, Benchmark, Context, Fallible, Shape};
 
 use super::one_way::process_cpu_s;
-use super::sockets::{recv_datagram, set_recv_timeout};
+use super::sockets::{recv_datagram, set_recv_timeout, set_recv_timeout_ms};
 use super::sys::{self, errno};
 use crate::family::Built;
 use crate::params::{Param, Point, LOCAL};
@@ -179,20 +179,7 @@ fn answer(s: &mut TcpStream) -> Result<(), String> {
 /// no receive timeout (the workload engine bounds a trial itself).
 pub fn connect_echo(addr: &str) -> Fallible<RawFd> {
     let fd = connect(addr, &[ECHO])?;
-    let none = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 0,
-    };
-    // SAFETY: a timeval option of the right size on our socket.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            &none as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
+    set_recv_timeout_ms(fd, 0).inspect_err(|_| sys::close(fd))?;
     Ok(fd)
 }
 

@@ -409,16 +409,7 @@ mod tests {
 
     /// Read a reply line (a refusal) or the acceptance byte.
     fn reply(s: &mut TcpStream) -> String {
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let mut out = Vec::new();
-        let mut b = [0u8; 1];
-        while let Ok(1) = s.read(&mut b) {
-            out.push(b[0]);
-            if b[0] == b'\n' || out == [ACCEPTED] {
-                break;
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
+        crate::testing::serve_answer(s, Duration::from_secs(5))
     }
 
     /// A thread that cannot be created refused that connection (it
