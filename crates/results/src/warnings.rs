@@ -289,7 +289,8 @@ pub fn group(ms: &[Measurement]) -> Vec<WarningGroup> {
                         .filter(|x| x.is_finite())
                         .fold(0.0f64, f64::max);
                     format!(
-                        "have a median's interval wider than 5 % of it (up to {:.0} %)",
+                        "{} a median's interval wider than 5 % of it (up to {:.0} %)",
+                        if hits.len() == 1 { "has" } else { "have" },
                         widest * 100.0
                     )
                 }
@@ -345,6 +346,26 @@ mod tests {
         assert!(!moves_headline(&min.warnings[0], &min));
         let all = measured("lat_ops/int64_mul", Statistic::Min, 7, 7);
         assert!(moves_headline(&all.warnings[0], &all));
+    }
+
+    /// "1 measurement has", "2 measurements have": the count and its verb agree.
+    #[test]
+    fn a_wide_interval_line_agrees_with_its_count() {
+        let wide = |name: &str| {
+            let mut m = measured(name, Statistic::Median, 7, 0);
+            m.warnings.push(Warning::new(WarningCode::CiWide, "wide"));
+            m
+        };
+        let one = group(&[wide("a")])[0].to_string();
+        assert!(
+            one.starts_with("ci-wide: 1 measurement has a median's interval"),
+            "{one}"
+        );
+        let two = group(&[wide("a"), wide("b")])[0].to_string();
+        assert!(
+            two.starts_with("ci-wide: 2 measurements have a median's interval"),
+            "{two}"
+        );
     }
 
     #[test]
