@@ -54,6 +54,11 @@ pub struct Level {
     /// scale) to the next plateau's: where the latency starts to leave the
     /// plateau, the last size that fits. `None` for the last plateau.
     pub onset: Option<u64>,
+    /// The largest size whose latency has not yet gone `BULK_FRACTION` of
+    /// the way to the next plateau: where the bulk of the rise begins, past
+    /// the conflicts that a set- or skew-associative structure shows before
+    /// it is full. `None` for the last plateau.
+    pub bulk: Option<u64>,
 }
 
 /// How fast the latency must rise with the working set for a stretch of
@@ -73,6 +78,19 @@ pub const STEEP_PER_DOUBLING: f64 = 0.584_962_500_721_156_2; // log2(1.5)
 /// random chain a page misses with probability 1 − E/N past E, so a
 /// tenth of the way lies within about 5 % past E.
 pub const ONSET_FRACTION: f64 = 0.1;
+
+/// How far (a fraction of the step, on a log scale) the latency may have
+/// risen at a size that still counts as held by a level whose misses
+/// begin before it is full (`Place::Bulk`): two fifths, 2x for a 5.6x
+/// step. Zen 5's 4,096-entry L2 TLB (skewed-associative, shared with
+/// 2 MiB pages and page-directory entries) starts to miss from 2,048-3,072
+/// pages on, by an amount that moves with each process's addresses: at
+/// 3,072 pages 0-15 % over the plateau, at 4,096 5-58 %, at 6,144 pages
+/// 2.5-2.9x in every stored round (a third of the pages missing, as
+/// 1 - 4096/6144 says). A tenth of the way (about +20 %) cut through the
+/// spread at 4,096 and read 3,072 or 4,096 from run to run (3,072 or 2,048
+/// in quick runs); from 0.35 to 0.45 every quiet stored run reads 4,096.
+pub const BULK_FRACTION: f64 = 0.4;
 
 /// How far (a factor of the size) a plateau must hold after a small
 /// transition (one that rises by less than `SHOULDER_RISE`) to be a level:
@@ -177,6 +195,7 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
             points: vals,
             size: None,
             onset: None,
+            bulk: None,
         });
         starts.push(from);
         from = b;
@@ -191,13 +210,17 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
         // The envelope does not fall, so the sizes still near the plateau
         // come first.
         let (low, high) = (levels[k].latency_ns, levels[k + 1].latency_ns);
-        let within = low * (high / low).powf(ONSET_FRACTION);
-        levels[k].onset = pts[starts[k]..=b]
-            .iter()
-            .take_while(|p| p.1 <= within)
-            .last()
-            .or(Some(&pts[starts[k]]))
-            .map(|p| p.0);
+        let held = |fraction: f64| {
+            let within = low * (high / low).powf(fraction);
+            pts[starts[k]..=b]
+                .iter()
+                .take_while(|p| p.1 <= within)
+                .last()
+                .or(Some(&pts[starts[k]]))
+                .map(|p| p.0)
+        };
+        levels[k].onset = held(ONSET_FRACTION);
+        levels[k].bulk = held(BULK_FRACTION);
     }
     levels
 }
@@ -259,11 +282,14 @@ pub fn recorded_sweep(c: &[(u64, &[f64])]) -> Vec<SweepPoint> {
 /// between its plateaus (a cache's capacity, blurred by conflicts over a
 /// range of sizes around it), or where the latency starts to leave the
 /// plateau (a TLB's entries: pages up to the count fit, and the latency
-/// rises from the next; halfway lies near 1.5 times the entries).
+/// rises from the next; halfway lies near 1.5 times the entries), or
+/// where the bulk of the rise begins (a TLB that misses before it is full,
+/// see `BULK_FRACTION`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
     Midpoint,
     Onset,
+    Bulk,
 }
 
 /// A step of a curve (the end of a plateau) with how far it can be trusted.
@@ -488,6 +514,7 @@ fn placed(level: &Level, place: Place) -> Option<u64> {
     match place {
         Place::Midpoint => level.size,
         Place::Onset => level.onset,
+        Place::Bulk => level.bulk,
     }
 }
 
@@ -714,77 +741,10 @@ pub fn bytes_text(b: u64) -> String {
     }
 }
 
-/// The detection as it was before issue 32 (a new level wherever a point
-/// rose `rise` above the plateau's median and the next stayed up, the
-/// transition skipped while each point rose `rise` over the last: per grid
-/// point, so a dense grid cut slow transitions into phantom plateaus), kept
-/// for the tests that show what it got wrong. Returns the step sizes.
 #[cfg(test)]
-pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> Vec<u64> {
-    let mut pts: Vec<(u64, f64)> = curve
-        .iter()
-        .copied()
-        .filter(|p| p.1.is_finite() && p.1 > 0.0)
-        .collect();
-    pts.sort_by_key(|p| p.0);
-    if pts.is_empty() {
-        return Vec::new();
-    }
-    // Segment: indices where plateaus start.
-    let mut starts = vec![0usize];
-    let mut i = 1;
-    while i < pts.len() {
-        let s = *starts.last().unwrap();
-        let level = median(&pts[s..i].iter().map(|p| p.1).collect::<Vec<_>>());
-        let up = pts[i].1 > level * (1.0 + rise);
-        // Stays up: the next point (if any) is up as well, so a single
-        // noisy point does not make a level.
-        let stays = pts.get(i + 1).is_none_or(|q| q.1 > level * (1.0 + rise));
-        if up && stays {
-            // The transition points (between plateaus) are skipped: the new
-            // plateau starts where the latency stops rising fast.
-            let mut j = i;
-            while j + 1 < pts.len() && pts[j + 1].1 > pts[j].1 * (1.0 + rise) {
-                j += 1;
-            }
-            starts.push(j);
-            i = j + 1;
-        } else {
-            i += 1;
-        }
-    }
-    let mut levels: Vec<Level> = Vec::new();
-    for (k, &s) in starts.iter().enumerate() {
-        let e = starts.get(k + 1).copied().unwrap_or(pts.len());
-        // A plateau's own points: from its start until the latency first
-        // leaves it upwards (the rise to the next level is excluded).
-        let mut vals: Vec<f64> = Vec::new();
-        for p in &pts[s..e] {
-            if !vals.is_empty() && p.1 > median(&vals) * (1.0 + rise) {
-                break;
-            }
-            vals.push(p.1);
-        }
-        levels.push(Level {
-            latency_ns: median(&vals),
-            points: vals,
-            size: None,
-            onset: None,
-        });
-    }
-    for k in 0..levels.len().saturating_sub(1) {
-        let mid = (levels[k].latency_ns * levels[k + 1].latency_ns).sqrt();
-        let start = starts[k];
-        let end = starts[k + 1];
-        let size = pts[start..end]
-            .iter()
-            .rfind(|p| p.1 < mid)
-            .map(|p| p.0)
-            .unwrap_or(pts[start].0);
-        levels[k].size = Some(size);
-    }
-    levels.iter().filter_map(|l| l.size).collect()
-}
+mod before_issue_32;
+#[cfg(test)]
+pub(crate) use before_issue_32::detect_levels_per_grid_point;
 
 #[cfg(test)]
 mod tests;
