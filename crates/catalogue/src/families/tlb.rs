@@ -20,7 +20,7 @@ use crate::support::cache_levels::{
     grid_steps_apart, min_of, name_candidates, os_caches, os_line_bytes, steps, Place, Step,
     SweepPoint,
 };
-use crate::support::cpuid_tlb::{reported_tlbs, Tlb};
+use crate::support::cpuid_tlb::{credible, reported_tlbs, Tlb};
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::Chase;
 use crate::support::sys::page_size;
@@ -86,7 +86,9 @@ fn entries_agree(entries: u64, next: Option<u64>, reported: u32) -> bool {
 /// (`name_steps`; with none reported, `named_by_lines`), the reported
 /// entries are stored next to the measured
 /// ones (`cpuid_entries`, or `devicetree_entries`), and a disagreement is
-/// flagged (`tlb-disagrees`) in every mode; a reported level that no
+/// flagged (`tlb-disagrees`) in every mode, except for a report no TLB can
+/// have (a second level under twice the first, `credible`): stored as
+/// `cpuid_entries_not_credible`, unchecked; a reported level that no
 /// confirmed step stands for is stored as not detected (`invalid`), never
 /// as a number.
 pub fn derive_from(
@@ -136,6 +138,9 @@ pub fn derive_from(
         name_candidates(&candidates, |i| found[i].size, &reported, source, &mut why)
     };
     let reported_key = format!("{source}_entries");
+    // A report no TLB can have (`credible`) is stored under its own name
+    // and checks nothing.
+    let not_credible_key = format!("{source}_entries_not_credible");
     let mut out: Vec<Measurement> = Vec::new();
     let mut merged: Vec<f64> = Vec::new();
     for (i, step) in found.iter().enumerate() {
@@ -162,18 +167,23 @@ pub fn derive_from(
         }
         let mut warnings = Vec::new();
         if let Some(t) = tlbs.iter().find(|t| t.level == lv) {
-            extra.push((reported_key.as_str(), t.entries as f64));
-            if !entries_agree(entries, step.next, t.entries) {
-                let bracket = step.next.map_or(String::new(), |n| {
-                    format!(" (the step lies between {entries} and {n} pages)")
-                });
-                warnings.push(Warning::new(
-                    WarningCode::TlbDisagrees,
-                    format!(
-                        "L{lv} TLB measured at {entries} pages{bracket}; {source} reports {} entries",
-                        t.entries
-                    ),
-                ));
+            if !credible(tlbs, t) {
+                extra.push((not_credible_key.as_str(), t.entries as f64));
+            } else {
+                extra.push((reported_key.as_str(), t.entries as f64));
+                if !entries_agree(entries, step.next, t.entries) {
+                    let bracket = step.next.map_or(String::new(), |n| {
+                        format!(" (the step lies between {entries} and {n} pages)")
+                    });
+                    warnings.push(Warning::new(
+                        WarningCode::TlbDisagrees,
+                        format!(
+                            "L{lv} TLB measured at {entries} pages{bracket}; {source} reports {} \
+                             entries",
+                            t.entries
+                        ),
+                    ));
+                }
             }
         }
         out.push(derived(
@@ -216,12 +226,17 @@ pub fn derive_from(
                 t.level, t.entries
             ),
         };
+        let key = if credible(tlbs, t) {
+            &reported_key
+        } else {
+            &not_credible_key
+        };
         out.push(not_detected_level(
             &format!("tlb/level:L{}", t.level),
             "mem_lat",
             Unit::Count,
             &reason,
-            &[(reported_key.as_str(), t.entries as f64)],
+            &[(key.as_str(), t.entries as f64)],
         ));
     }
     // Every level in order, figure or not.
