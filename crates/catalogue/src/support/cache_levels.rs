@@ -83,13 +83,15 @@ pub const ONSET_FRACTION: f64 = 0.1;
 /// risen at a size that still counts as held by a level whose misses
 /// begin before it is full (`Place::Bulk`): two fifths, 2x for a 5.6x
 /// step. Zen 5's 4,096-entry L2 TLB (skewed-associative, shared with
-/// 2 MiB pages and page-directory entries) starts to miss from 2,048-3,072
-/// pages on, by an amount that moves with each process's addresses: at
-/// 3,072 pages 0-15 % over the plateau, at 4,096 5-58 %, at 6,144 pages
-/// 2.5-2.9x in every stored round (a third of the pages missing, as
-/// 1 - 4096/6144 says). A tenth of the way (about +20 %) cut through the
-/// spread at 4,096 and read 3,072 or 4,096 from run to run (3,072 or 2,048
-/// in quick runs); from 0.35 to 0.45 every quiet stored run reads 4,096.
+/// 2 MiB pages and page-directory entries) starts to miss before 3,072
+/// pages, by an amount that moves with each process's addresses. Over the
+/// 104 quiet stored runs (the median of each run's rounds, over the
+/// plateau at 1,024-2,048 pages): 3,072 pages 0-26 % up, 4,096 pages
+/// 10-59 %, 6,144 pages 2.5-2.8x (a third of the pages missing, as
+/// 1 - 4096/6144 says), 8,192 pages 3.1-5.7x. A tenth of the way (about
+/// +20 %) cut through the overlap and read 3,072 in 100 runs, 4,096 in two,
+/// 2,048 in one; from 0.35 to 0.45 all 104 read 4,096 (0.3 and 0.5 one
+/// run each off).
 pub const BULK_FRACTION: f64 = 0.4;
 
 /// How far (a factor of the size) a plateau must hold after a small
