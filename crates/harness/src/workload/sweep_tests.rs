@@ -126,6 +126,9 @@ fn a_time_budget_stops_trials_at_the_minimum_and_flags_the_point() {
     };
     let mut w = Fake::new(ClientKind::Processes);
     w.op_ns = 100_000;
+    // Two trials with equal throughputs would converge at any width (on a
+    // quiet machine two trials of the fake can): each trial slower.
+    w.slowing = Some(SharedPids::new(1));
     let cpus = all_cpus().len() as u32;
     let plan = |budget| SweepPlan {
         loads: Some(vec![1, 2]),
@@ -144,8 +147,6 @@ fn a_time_budget_stops_trials_at_the_minimum_and_flags_the_point() {
         assert_eq!(p.trials.len(), 2, "load {}", p.load);
         assert!(!p.convergence.converged && p.convergence.cut_by_budget);
     }
-    // Two trials with equal throughputs would converge at any width.
-    w.slowing = Some(SharedPids::new(1));
     let free = sweep(&mut w, &plan(None), &mut Recorder::default()).unwrap();
     for p in &free.points {
         assert_eq!(p.trials.len(), 4, "load {}", p.load);
