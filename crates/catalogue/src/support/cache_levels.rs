@@ -61,6 +61,20 @@ pub struct Level {
     pub bulk: Option<u64>,
 }
 
+impl Level {
+    /// A plateau of these latencies, not yet placed (`size`, `onset` and
+    /// `bulk` are set once the transition after it is read).
+    pub(crate) fn plateau(points: Vec<f64>) -> Level {
+        Level {
+            latency_ns: median(&points),
+            points,
+            size: None,
+            onset: None,
+            bulk: None,
+        }
+    }
+}
+
 /// How fast the latency must rise with the working set for a stretch of
 /// the curve to be a transition between levels rather than part of a
 /// plateau: by half again per doubling of the size (log2 of the latency
@@ -192,13 +206,7 @@ pub fn detect_levels(curve: &[(u64, f64)], rise: f64) -> Vec<Level> {
         .chain(std::iter::once(&(pts.len() - 1, 0)))
     {
         let vals: Vec<f64> = pts[from..=a].iter().map(|p| p.1).collect();
-        levels.push(Level {
-            latency_ns: median(&vals),
-            points: vals,
-            size: None,
-            onset: None,
-            bulk: None,
-        });
+        levels.push(Level::plateau(vals));
         starts.push(from);
         from = b;
     }

@@ -53,13 +53,7 @@ pub(crate) fn detect_levels_per_grid_point(curve: &[(u64, f64)], rise: f64) -> V
             }
             vals.push(p.1);
         }
-        levels.push(Level {
-            latency_ns: median(&vals),
-            points: vals,
-            size: None,
-            onset: None,
-            bulk: None,
-        });
+        levels.push(Level::plateau(vals));
     }
     for k in 0..levels.len().saturating_sub(1) {
         let mid = (levels[k].latency_ns * levels[k + 1].latency_ns).sqrt();
