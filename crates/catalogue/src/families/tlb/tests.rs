@@ -122,6 +122,12 @@ fn the_l1d_overflow_is_not_a_tlb_level() {
     );
 }
 
+/// The levels of `points` on a page of 4 KiB with this file's caches, cpuid
+/// reporting TLBs of `entries`.
+fn derive_with_cpuid(points: &[SweepPoint], entries: &[u32]) -> Vec<Measurement> {
+    derive_from(points, 4096, &LINES, "cpuid", &tlbs(entries))
+}
+
 fn tlbs(entries: &[u32]) -> Vec<Tlb> {
     entries
         .iter()
@@ -187,12 +193,12 @@ fn staircase_to_the_l2_cache() -> Vec<(u64, f64)> {
 #[test]
 fn the_l2_cache_step_one_grid_step_away_is_no_tlb_level() {
     let points = recorded(TLB_DEFAULT);
-    let d = derive_from(&points, 4096, &LINES, "cpuid", &tlbs(&[96, 128]));
+    let d = derive_with_cpuid(&points, &[96, 128]);
     let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
     assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
     assert_eq!(d[1].extra["next_pages"], 4096.0);
     let c = staircase_to_the_l2_cache();
-    let d = derive_from(&clean(&c), 4096, &LINES, "cpuid", &tlbs(&[96, 3072]));
+    let d = derive_with_cpuid(&clean(&c), &[96, 3072]);
     let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
     assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
     let aside = d[1]
@@ -230,13 +236,7 @@ fn reported_entries_are_checked_against_the_grids_bracket() {
     // A quick sweep's 256 against 3072: flagged.
     assert!(!entries_agree(256, Some(512), 3072));
     let default = grid(true);
-    let d = derive_from(
-        &staircase(&default, 64, 2048),
-        4096,
-        &LINES,
-        "cpuid",
-        &tlbs(&[72, 3072]),
-    );
+    let d = derive_with_cpuid(&staircase(&default, 64, 2048), &[72, 3072]);
     assert_eq!(d[0].value(), 64.0);
     assert!(d[0].warnings.is_empty(), "{:?}", d[0].warnings);
     assert!(
@@ -248,13 +248,7 @@ fn reported_entries_are_checked_against_the_grids_bracket() {
         d[1].warnings
     );
     let quick = grid(false);
-    let d = derive_from(
-        &staircase(&quick, 64, 256),
-        4096,
-        &LINES,
-        "cpuid",
-        &tlbs(&[72, 3072]),
-    );
+    let d = derive_with_cpuid(&staircase(&quick, 64, 256), &[72, 3072]);
     assert_eq!(d[1].value(), 256.0);
     assert!(d[1].warnings.iter().any(|w| w.code == "tlb-disagrees"));
 }
@@ -269,13 +263,7 @@ fn names_follow_the_reported_levels_and_missing_ones_are_stored_as_such() {
     let sparse = [
         16u64, 256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 6144, 8192,
     ];
-    let d = derive_from(
-        &staircase(&sparse, 64, 2048),
-        4096,
-        &LINES,
-        "cpuid",
-        &tlbs(&[64, 2048]),
-    );
+    let d = derive_with_cpuid(&staircase(&sparse, 64, 2048), &[64, 2048]);
     let names: Vec<&str> = d.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["tlb/level:L1", "tlb/level:L2"]);
     let why = d[0].invalid.as_deref().expect("L1 is no figure");
@@ -462,7 +450,7 @@ fn the_l2_tlb_reads_one_place_in_every_stored_run() {
             .map(|s| s.size)
             .collect();
         assert_eq!(onset.last(), Some(&at_onset));
-        let d = derive_from(&points, 4096, &LINES, "cpuid", &tlbs(&[96, 128]));
+        let d = derive_with_cpuid(&points, &[96, 128]);
         let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
         assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 4096.0)]);
         let past_96 = points.iter().find(|p| p.size > 96).unwrap().size;
