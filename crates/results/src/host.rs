@@ -312,6 +312,12 @@ pub fn available_memory_bytes() -> Option<u64> {
     meminfo_field(&read("/proc/meminfo")?, "MemAvailable")
 }
 
+/// The hypervisor this machine runs under now, if it is virtual (what
+/// `collect` stores as `virtualization`).
+pub fn virtualization_now() -> Option<String> {
+    virtualization(&read("/proc/cpuinfo").unwrap_or_default())
+}
+
 fn virtualization(cpuinfo: &str) -> Option<String> {
     let vendor = read("/sys/class/dmi/id/sys_vendor")
         .unwrap_or_default()

@@ -16,6 +16,12 @@ pub fn os_caches() -> Vec<host::Cache> {
         .collect()
 }
 
+/// Whether this machine is a virtual machine (its caches past L2 are then
+/// the host's, shared with other guests).
+pub fn os_is_guest() -> bool {
+    host::virtualization_now().is_some()
+}
+
 /// The last-level cache's size, if the OS reports one.
 pub fn llc_bytes() -> Option<u64> {
     os_caches()
@@ -468,7 +474,7 @@ pub fn grid_steps_apart(grid: &[u64], a: u64, b: u64) -> f64 {
 
 /// Two steps are the same when they are at most one grid step apart: the
 /// grid cannot place a step more finely.
-fn same_step(grid: &[u64], a: u64, b: u64) -> bool {
+pub fn same_step(grid: &[u64], a: u64, b: u64) -> bool {
     grid_steps_apart(grid, a, b) <= 1.0 + 1e-9
 }
 

@@ -530,3 +530,119 @@ fn real_curve_rises_past_l1() {
     }
     panic!("curve does not rise past the OS's L1 ({l1} B) where detected: {seen:?}");
 }
+
+/// A sweep measured in rounds, one clean curve per round: each point's
+/// samples five of each round's figure, its headline their median.
+fn in_rounds_of(grid: &[u64], curves: &[Vec<SweepPoint>]) -> Vec<SweepPoint> {
+    (0..grid.len())
+        .map(|i| {
+            let minima: Vec<f64> = curves.iter().map(|r| r[i].headline).collect();
+            SweepPoint {
+                size: grid[i],
+                samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
+                rounds: (0..curves.len() as u32).flat_map(|r| [r; 5]).collect(),
+                headline: median(&minima),
+            }
+        })
+        .collect()
+}
+
+/// In a virtual machine the L3 is the host's, and the share of it the
+/// guest holds moves with the other tenants: the 2-CPU guest's 32 MiB L3
+/// read whole in one quick run of five (every round agreeing) and as a
+/// share in the others. In a guest it is never a figure, whatever one
+/// run's curve shows; on a machine of its own the same curve gives it.
+#[test]
+fn a_guests_last_level_cache_is_no_level() {
+    let grid = quick_grid();
+    let sweeps = [("rand", clean(&grid, staircase_at_12_ns))];
+    let on_its_own = derive_on(&sweeps, &os(), false, min_of);
+    assert!(on_its_own[2].invalid.is_none(), "{on_its_own:?}");
+    let guest = derive_on(&sweeps, &os(), true, min_of);
+    assert!(guest[0].invalid.is_none() && guest[1].invalid.is_none());
+    let why = guest[2]
+        .invalid
+        .as_deref()
+        .expect("a guest's L3 is no figure");
+    assert!(why.contains("last-level cache is the host's"), "{why}");
+    // So is it where the curve shows no step for it at all.
+    let flat = [("rand", clean(&grid, share_of_l3(1 << 20)))];
+    let why = derive_on(&flat, &os(), true, min_of)[2]
+        .invalid
+        .clone()
+        .expect("no figure");
+    assert!(why.contains("last-level cache is the host's"), "{why}");
+}
+
+/// A cache private to one CPU is no share of anything: one round in three
+/// that leaves the L2's plateau at 256 KiB (a slowed round: the sibling
+/// thread's other guest, a preemption) made the Intel guest's private
+/// L2 not detected in one run of five. Where the OS says one CPU uses the
+/// cache, the rounds' median places it; where it does not say, such a
+/// round still makes a share.
+#[test]
+fn a_private_caches_slowed_round_is_no_share() {
+    let grid = quick_grid();
+    let slowed = |s: u64| match s {
+        262_145..=1_048_576 => 5.5,
+        _ => staircase_at_12_ns(s),
+    };
+    let points = in_rounds_of(
+        &grid,
+        &[
+            clean(&grid, slowed),
+            clean(&grid, staircase_at_12_ns),
+            clean(&grid, staircase_at_12_ns),
+        ],
+    );
+    let sweeps = [("rand", points)];
+    let why = derive_from(&sweeps, &os(), median)[1]
+        .invalid
+        .clone()
+        .expect("shared or unknown: a share");
+    assert!(
+        why.contains("a round leaves its plateau at 256 KiB"),
+        "{why}"
+    );
+    let mut private = os();
+    private[0].shared_by = Some(1);
+    private[1].shared_by = Some(1);
+    let d = derive_from(&sweeps, &private, median);
+    assert!(d[1].invalid.is_none(), "{d:?}");
+    assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
+}
+
+/// A random chain over exactly a cache's capacity fits in some processes
+/// and not in others: the Intel guest's 48 KiB L1 stepped at 32 KiB in
+/// two quick runs of five and at 48 KiB in the others. A step within one
+/// grid step of the size the OS reports is that size (the step as found
+/// kept beside it); one further away keeps its own place and is flagged.
+#[test]
+fn a_step_within_one_grid_step_of_the_os_size_is_that_size() {
+    let grid = quick_grid();
+    let early = |s: u64| if s == 48 << 10 { 3.7 } else { staircase(s) };
+    let d = derive_from(&[("rand", clean(&grid, early))], &os(), min_of);
+    assert_eq!(d[0].extra["size_bytes"], (48 << 10) as f64, "{d:?}");
+    assert_eq!(d[0].extra["step_bytes"], (32 << 10) as f64);
+    assert!(d[0]
+        .warnings
+        .iter()
+        .all(|w| w.code != "cache-size-disagrees"));
+    // Two grid steps below (24 KiB against 48; a private L1, so no
+    // share): the step's own place.
+    let earlier = |s: u64| {
+        if s > 24 << 10 && s <= 1 << 20 {
+            3.7
+        } else {
+            staircase(s)
+        }
+    };
+    let mut private = os();
+    private[0].shared_by = Some(1);
+    let d = derive_from(&[("rand", clean(&grid, earlier))], &private, min_of);
+    assert_eq!(d[0].extra["size_bytes"], (24 << 10) as f64, "{d:?}");
+    assert!(d[0]
+        .warnings
+        .iter()
+        .any(|w| w.code == "cache-size-disagrees"));
+}
