@@ -55,18 +55,18 @@ fn resolve_or_dir(path: &Path) -> Result<PathBuf, (PathBuf, std::io::Error)> {
 
 /// What a file that is not a regular file is, in words.
 pub fn kind_of(t: FileType) -> &'static str {
-    let kinds: [(fn(&FileType) -> bool, &'static str); 7] = [
-        (FileType::is_dir, "directory"),
-        (FileType::is_char_device, "character device"),
-        (FileType::is_block_device, "block device"),
-        (FileType::is_fifo, "FIFO"),
-        (FileType::is_socket, "socket"),
-        (FileType::is_symlink, "symbolic link"),
-        (FileType::is_file, "regular file"),
+    let kinds = [
+        (t.is_dir(), "directory"),
+        (t.is_char_device(), "character device"),
+        (t.is_block_device(), "block device"),
+        (t.is_fifo(), "FIFO"),
+        (t.is_socket(), "socket"),
+        (t.is_symlink(), "symbolic link"),
+        (t.is_file(), "regular file"),
     ];
     kinds
         .iter()
-        .find(|(is, _)| is(&t))
+        .find(|&&(is, _)| is)
         .map_or("special file", |&(_, kind)| kind)
 }
 
