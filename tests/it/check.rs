@@ -63,15 +63,17 @@ fn store_history(sandbox: &Sandbox) {
     sandbox.store(&runs);
 }
 
-/// A history of eight steady runs with `judged` last: the store for a check of `judged`.
-fn store_with(sandbox: &Sandbox, judged_slow: f64) -> &'static str {
+/// A sandbox whose store holds a history of eight steady runs with
+/// `judged` last, and that run's id: the store for a check of `judged`.
+fn store_with(judged_slow: f64) -> (Sandbox, &'static str) {
+    let sandbox = Sandbox::new();
     let mut rng = Rng::new(26);
     let mut runs: Vec<Run> = (0..8)
         .map(|d| node_run(&mut rng, &format!("steady{d}"), d, 1.0, "never"))
         .collect();
     runs.push(node_run(&mut rng, "judged", 8, judged_slow, "never"));
     sandbox.store(&runs);
-    "judged"
+    (sandbox, "judged")
 }
 
 /// `touchstone check --run id` with `more` arguments: it exits with
@@ -84,8 +86,7 @@ fn check_run(sandbox: &Sandbox, id: &str, more: &[&str], code: i32) -> String {
 
 #[test]
 fn a_slowed_run_is_degraded_with_one_line_per_finding() {
-    let sandbox = Sandbox::new();
-    let id = store_with(&sandbox, 1.3);
+    let (sandbox, id) = store_with(1.3);
     let out = check_run(&sandbox, id, &[], 1);
     assert!(out.contains("DEGRADED"), "{out}");
     let findings: Vec<&str> = out
@@ -114,8 +115,7 @@ fn a_slowed_run_is_degraded_with_one_line_per_finding() {
 
 #[test]
 fn a_run_like_its_history_is_healthy_and_silent_for_nhc() {
-    let sandbox = Sandbox::new();
-    let id = store_with(&sandbox, 1.0);
+    let (sandbox, id) = store_with(1.0);
     let out = check_run(&sandbox, id, &[], 0);
     assert!(out.contains(": healthy"), "{out}");
     assert!(
@@ -128,8 +128,7 @@ fn a_run_like_its_history_is_healthy_and_silent_for_nhc() {
 
 #[test]
 fn bad_input_exits_2_and_a_measured_check_is_stored() {
-    let sandbox = Sandbox::new();
-    store_with(&sandbox, 1.0);
+    let (sandbox, _) = store_with(1.0);
     let o = sandbox.run(&["check", "--run", "nosuch"]);
     assert_refused(&o, "nosuch");
     let o = sandbox.run(&["check", "no_such_benchmark"]);
@@ -227,10 +226,8 @@ fn the_slurm_wrapper_drains_only_with_drain_and_resumes_only_its_own() {
             return;
         }
     };
-    let degraded = Sandbox::new();
-    store_with(&degraded, 1.3);
-    let healthy = Sandbox::new();
-    store_with(&healthy, 1.0);
+    let (degraded, _) = store_with(1.3);
+    let (healthy, _) = store_with(1.0);
 
     // Without --drain: the finding printed, exit 1, the node left idle.
     let o = health(&cluster, &degraded, &["--run", "judged"]);

@@ -7,7 +7,7 @@ use touchstone_catalogue::support::sys;
 use touchstone_catalogue::testing::{tiny_plan, Spin};
 use touchstone_harness::{
     calibrate, measure, measure_case, Benchmark, CaseLabel, Context, Fallible, HarnessError,
-    NoObserver, Plan, Shape,
+    NoObserver, Plan, Shape, Timing,
 };
 
 use crate::common::process_exists;
@@ -19,6 +19,16 @@ fn label(name: &str) -> CaseLabel {
         group: "harness".into(),
         params: Default::default(),
     }
+}
+
+/// `bench` timed as a latency in `processes` processes under `tiny_plan`.
+fn measure_tiny(
+    case: &str,
+    bench: &mut dyn Benchmark,
+    processes: u32,
+) -> Result<Timing, HarnessError> {
+    let plan = tiny_plan(processes);
+    measure(case, bench, &Shape::latency(1.0), &plan, &mut NoObserver)
 }
 
 fn plan() -> Plan {
@@ -274,14 +284,7 @@ fn assert_all_gone(pids: &std::path::Path) {
 #[test]
 fn a_child_that_crashes_ends_the_measurement_and_leaves_no_process() {
     let (mut b, _dir) = Saboteur::new(1, false);
-    let err = measure(
-        "saboteur",
-        &mut b,
-        &Shape::latency(1.0),
-        &tiny_plan(3),
-        &mut NoObserver,
-    )
-    .unwrap_err();
+    let err = measure_tiny("saboteur", &mut b, 3).unwrap_err();
     match &err {
         HarnessError::Died {
             case, process, how, ..
@@ -326,14 +329,7 @@ fn a_benchmark_error_names_the_case_and_process() {
             Ok(())
         }
     }
-    let err = measure(
-        "fails",
-        &mut Fails,
-        &Shape::latency(1.0),
-        &tiny_plan(2),
-        &mut NoObserver,
-    )
-    .unwrap_err();
+    let err = measure_tiny("fails", &mut Fails, 2).unwrap_err();
     let msg = err.to_string();
     assert!(
         msg.contains("fails") && msg.contains("process 1 of 2") && msg.contains("no such device"),
@@ -385,14 +381,7 @@ fn scratch_directories_are_removed() {
         }
     }
     let note = dir.path().join("where");
-    measure(
-        "touch",
-        &mut Touch(note.clone()),
-        &Shape::latency(1.0),
-        &tiny_plan(1),
-        &mut NoObserver,
-    )
-    .unwrap();
+    measure_tiny("touch", &mut Touch(note.clone()), 1).unwrap();
     let scratch = std::fs::read_to_string(&note).unwrap();
     assert!(
         !std::path::Path::new(&scratch).exists(),
@@ -407,14 +396,7 @@ fn measurements_started_from_several_threads_all_complete() {
     let threads: Vec<_> = (1..=4u32)
         .map(|p| {
             std::thread::spawn(move || {
-                measure(
-                    "spin",
-                    &mut Spin { ns: 1_000 },
-                    &Shape::latency(1.0),
-                    &tiny_plan(p),
-                    &mut NoObserver,
-                )
-                .map(|t| t.processes.len())
+                measure_tiny("spin", &mut Spin { ns: 1_000 }, p).map(|t| t.processes.len())
             })
         })
         .collect();

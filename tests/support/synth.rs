@@ -190,21 +190,17 @@ pub fn realistic(id: &str, host: &str, speed: f64, seed: u64) -> Run {
             );
         }
     }
-    for (n, v) in [
-        ("lat_pipe", 5000.0),
-        ("lat_unix", 6000.0),
-        ("lat_udp", 9000.0),
-        ("lat_tcp", 12000.0),
+    for (n, group, v) in [
+        ("lat_pipe", "comm_lat", 5000.0),
+        ("lat_unix", "comm_lat", 6000.0),
+        ("lat_udp", "comm_lat", 9000.0),
+        ("lat_tcp", "comm_lat", 12000.0),
+        ("lat_fs/create:0k", "fs_lat", 8000.0),
+        ("lat_fs/delete:0k", "fs_lat", 5000.0),
+        ("lat_pagefault", "fs_lat", 200.0),
+        ("lat_mmap/size:1m", "fs_lat", 30_000.0),
     ] {
-        add(&mut r, n, "comm_lat", Unit::Ns, 1, lat(v));
-    }
-    for (n, v) in [
-        ("lat_fs/create:0k", 8000.0),
-        ("lat_fs/delete:0k", 5000.0),
-        ("lat_pagefault", 200.0),
-        ("lat_mmap/size:1m", 30_000.0),
-    ] {
-        add(&mut r, n, "fs_lat", Unit::Ns, 1, lat(v));
+        add(&mut r, n, group, Unit::Ns, 1, lat(v));
     }
     for (n, v) in [("bw_pipe", 4000.0), ("bw_unix", 9000.0), ("bw_tcp", 7000.0)] {
         add(&mut r, n, "comm_bw", Unit::MBps, 1, bw(v));

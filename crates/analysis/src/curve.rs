@@ -317,21 +317,15 @@ pub fn scalability(points: &[ScalePoint]) -> Result<Vec<Scaling>, CurveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{pt, LADDER};
+    use crate::testdata::{on_ladder, pt, LADDER};
 
     /// Rises linearly to 8 clients, holds, then falls: 100/client up to 8,
     /// a plateau 800 ± noise at 16, then 600 and 400.
     fn rise_then_fall() -> Vec<CurvePoint> {
-        vec![
-            pt(1.0, 100.0, 5.0),
-            pt(2.0, 200.0, 8.0),
-            pt(4.0, 400.0, 10.0),
-            pt(8.0, 790.0, 15.0),
-            pt(16.0, 810.0, 15.0),
-            pt(32.0, 780.0, 30.0),
-            pt(64.0, 600.0, 20.0),
-            pt(128.0, 400.0, 20.0),
-        ]
+        on_ladder(
+            &[100.0, 200.0, 400.0, 790.0, 810.0, 780.0, 600.0, 400.0],
+            &[5.0, 8.0, 10.0, 15.0, 15.0, 30.0, 20.0, 20.0],
+        )
     }
 
     #[test]

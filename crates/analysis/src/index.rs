@@ -32,7 +32,7 @@ use serde::Serialize;
 use touchstone_results::random::SplitMix64;
 use touchstone_results::stats::{quantile_sorted, MACHINE_RUN_LEVEL_SPREAD};
 
-use crate::compare::{speedup, Comparison};
+use crate::compare::{speedup, Comparison, Row};
 use crate::table::Matrix;
 
 /// Resamples of the bootstrap over rounds, and its seed.
@@ -191,10 +191,8 @@ fn add_the_run_level_term(m: &Matrix, c: &Comparison, k: usize, lines: &mut [Ind
         let (Some(v), Some((a, b))) = (l.values[k], l.intervals[k]) else {
             continue;
         };
-        let terms: Vec<f64> = c
-            .rows
-            .iter()
-            .filter(|r| m.columns[r.column].group == l.group && r.cells[k].ratio.is_some())
+        let terms: Vec<f64> = group_rows(m, c, &l.group)
+            .filter(|r| r.cells[k].ratio.is_some())
             .filter(|r| m.columns[r.column].unit.higher_is_better().is_some())
             .map(|r| {
                 let term = |row: usize| {
@@ -254,10 +252,7 @@ fn widen_by_the_spread_between_figures(
         let (Some(v), Some((a, b))) = (l.values[k], l.intervals[k]) else {
             continue;
         };
-        let logs: Vec<f64> = c
-            .rows
-            .iter()
-            .filter(|r| m.columns[r.column].group == l.group)
+        let logs: Vec<f64> = group_rows(m, c, &l.group)
             .filter_map(|r| {
                 let hib = m.columns[r.column].unit.higher_is_better();
                 r.cells[k].ratio.as_ref().and_then(|x| speedups(x, hib))
@@ -282,6 +277,17 @@ fn widen_by_the_spread_between_figures(
             / log_half_widths.len() as f64;
         overall.intervals[k] = Some((a.min(v * (-h).exp()), b.max(v * h.exp())));
     }
+}
+
+/// The compared rows of `group`'s columns.
+fn group_rows<'a>(
+    m: &'a Matrix,
+    c: &'a Comparison,
+    group: &'a str,
+) -> impl Iterator<Item = &'a Row> + 'a {
+    c.rows
+        .iter()
+        .filter(move |r| m.columns[r.column].group == group)
 }
 
 /// The 95 % half-width of the mean of `xs` (Student t over their sample
@@ -451,29 +457,25 @@ mod tests {
 
     #[test]
     fn index_is_geometric_mean_per_group_then_over_groups() {
-        let base = run(
-            "a",
-            "base",
-            vec![
-                meas("lat1", "proc", Unit::Ns, 100.0),
-                meas("lat2", "proc", Unit::Ns, 100.0),
-                meas("bw", "mem_bw", Unit::MBps, 1000.0),
-                meas("size", "mem_lat", Unit::Bytes, 1000.0),
-                meas("self", "harness", Unit::Ns, 1.0),
-            ],
-        );
+        // Both runs measure the same five figures.
+        let figures = |values: [f64; 5]| {
+            let kinds = [
+                ("lat1", "proc", Unit::Ns),
+                ("lat2", "proc", Unit::Ns),
+                ("bw", "mem_bw", Unit::MBps),
+                ("size", "mem_lat", Unit::Bytes),
+                ("self", "harness", Unit::Ns),
+            ];
+            let figure = |(&(name, group, unit), v)| meas(name, group, unit, v);
+            kinds.iter().zip(values).map(figure).collect()
+        };
+        let base = run("a", "base", figures([100.0, 100.0, 1000.0, 1000.0, 1.0]));
+        // lat1 and lat2 2× and 8× faster: group speed-up √16 = 4; 4× the
+        // bandwidth, and 100× on an unranked size.
         let other = run(
             "b",
             "other",
-            vec![
-                // 2× and 8× faster: group speed-up √16 = 4.
-                meas("lat1", "proc", Unit::Ns, 50.0),
-                meas("lat2", "proc", Unit::Ns, 12.5),
-                // 4× the bandwidth, and 100× on an unranked size.
-                meas("bw", "mem_bw", Unit::MBps, 4000.0),
-                meas("size", "mem_lat", Unit::Bytes, 100_000.0),
-                meas("self", "harness", Unit::Ns, 100.0),
-            ],
+            figures([50.0, 12.5, 4000.0, 100_000.0, 100.0]),
         );
         let runs = vec![base, other];
         let m = Matrix::build(&runs).unwrap();

@@ -434,19 +434,8 @@ fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+    use touchstone_results::random::SplitMix64;
     use touchstone_results::Measurement;
-
-    /// A deterministic uniform generator in [0, 1) (xorshift), so the
-    /// "noise" is reproducible.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
 
     fn measurement(name: &str, group: &str, unit: Unit, v: f64) -> Measurement {
         Measurement::synthetic(name, group, unit, vec![v])
@@ -465,15 +454,16 @@ mod tests {
     /// independently. The app is timed in a run of its own, as
     /// `touchstone app` stores it; the last two machines never time it.
     fn farm(machines: usize, noise: f64) -> (Vec<Run>, Vec<f64>) {
-        let mut rng = Rng(0x9e3779b97f4a7c15);
+        // Seeded, so the "noise" is reproducible.
+        let mut rng = SplitMix64::new(0x9e3779b97f4a7c15);
         let mut runs = Vec::new();
         let mut truth = Vec::new();
         for i in 0..machines {
             let host = format!("node-{i}");
-            let syscall_ns = 50.0 + 200.0 * rng.next();
-            let mflops = 500.0 + 5000.0 * rng.next();
-            let mbps = 1000.0 + 20000.0 * rng.next();
-            let app_ns = (2e9 + 3e7 * syscall_ns) * (1.0 + noise * (2.0 * rng.next() - 1.0));
+            let syscall_ns = 50.0 + 200.0 * rng.unit();
+            let mflops = 500.0 + 5000.0 * rng.unit();
+            let mbps = 1000.0 + 20000.0 * rng.unit();
+            let app_ns = (2e9 + 3e7 * syscall_ns) * (1.0 + noise * (2.0 * rng.unit() - 1.0));
             truth.push(2e9 + 3e7 * syscall_ns);
             runs.push(run(
                 &host,

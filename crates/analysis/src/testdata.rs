@@ -67,3 +67,14 @@ pub fn pt(load: f64, throughput: f64, half: f64) -> crate::curve::CurvePoint {
 
 /// The load ladder touchstone sweeps by default.
 pub const LADDER: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+
+/// A curve on the first loads of `LADDER`: `throughputs[k]` ± `halves[k]`
+/// at `LADDER[k]`.
+pub fn on_ladder(throughputs: &[f64], halves: &[f64]) -> Vec<crate::curve::CurvePoint> {
+    assert_eq!(throughputs.len(), halves.len(), "one half-width per point");
+    LADDER
+        .iter()
+        .zip(throughputs.iter().zip(halves))
+        .map(|(&load, (&y, &half))| pt(load, y, half))
+        .collect()
+}

@@ -348,14 +348,21 @@ fn write_atomically_with(
 mod tests {
     use super::*;
 
+    /// `dir/name` holding `text`, and `dir/link`, a symbolic link to it.
+    fn linked_file(dir: &Path, name: &str, text: &str, link: &str) -> (PathBuf, PathBuf) {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let link = dir.join(link);
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        (file, link)
+    }
+
     #[test]
     fn a_link_planted_at_the_temporary_name_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, "precious").unwrap();
+        let (victim, planted) =
+            linked_file(dir.path(), "victim", "precious", ".report.txt.aaaa.tmp");
         let target = dir.path().join("report.txt");
-        let planted = dir.path().join(".report.txt.aaaa.tmp");
-        std::os::unix::fs::symlink(&victim, &planted).unwrap();
         let mut draws = vec!["bbbb".to_string(), "aaaa".to_string()];
         write_atomically_with(
             &target,
@@ -404,11 +411,8 @@ mod tests {
     #[test]
     fn the_store_and_its_companions_are_refused_by_inode_and_by_name() {
         let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("results.sqlite");
-        std::fs::write(&store, "db").unwrap();
+        let (store, link) = linked_file(dir.path(), "results.sqlite", "db", "innocent.txt");
         std::fs::write(dir.path().join("results.sqlite-wal"), "wal").unwrap();
-        let link = dir.path().join("innocent.txt");
-        std::os::unix::fs::symlink(&store, &link).unwrap();
         let hard = dir.path().join("hard.txt");
         std::fs::hard_link(&store, &hard).unwrap();
         let sub = dir.path().join("sub");
@@ -437,10 +441,7 @@ mod tests {
     #[test]
     fn a_store_named_through_a_link_is_guarded_by_its_real_companions() {
         let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().join("real.sqlite");
-        std::fs::write(&real, "db").unwrap();
-        let link = dir.path().join("link.sqlite");
-        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let (_, link) = linked_file(dir.path(), "real.sqlite", "db", "link.sqlite");
         let to_wal = dir.path().join("out.json");
         std::os::unix::fs::symlink(dir.path().join("real.sqlite-wal"), &to_wal).unwrap();
         for refused in [dir.path().join("real.sqlite-journal"), to_wal] {

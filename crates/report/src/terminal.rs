@@ -452,8 +452,8 @@ pub fn fitted_table(header: &[&str], rows: &[Vec<String>], width: u16) -> String
     format!("{t}\n")
 }
 
-/// Any table of text cells in the common style (used for catalogue listings).
-pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+/// Any table of text cells in the common style, a row per item of `rows`.
+pub fn text_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
     let mut t = table(header);
     for r in rows {
         t.add_row(r.iter().map(cell).collect::<Vec<_>>());

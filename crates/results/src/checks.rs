@@ -132,21 +132,23 @@ pub fn check_oversubscribed(parallel: u32, usable_cpus: u32) -> Option<Warning> 
 mod tests {
     use super::*;
 
+    fn host(usable: u32, loadavg: [f64; 3], governor: &str) -> Host {
+        let mut h = Host::default();
+        h.cpu.usable = usable;
+        h.loadavg = Some(loadavg);
+        h.governor = Some(governor.into());
+        h
+    }
+
     #[test]
     fn quiet_host_has_no_host_warnings() {
-        let mut h = Host::default();
-        h.cpu.usable = 2;
-        h.loadavg = Some([0.1, 0.1, 0.1]);
-        h.governor = Some("performance".into());
+        let h = host(2, [0.1, 0.1, 0.1], "performance");
         assert!(host_warnings(&h, "release").is_empty());
     }
 
     #[test]
     fn each_condition_warns_with_a_remedy() {
-        let mut h = Host::default();
-        h.cpu.usable = 4;
-        h.loadavg = Some([2.0, 1.0, 1.0]);
-        h.governor = Some("powersave".into());
+        let mut h = host(4, [2.0, 1.0, 1.0], "powersave");
         h.virtualization = Some("kvm".into());
         h.cpu_quota = Some(1.5);
         let w = host_warnings(&h, "debug");

@@ -71,34 +71,28 @@ impl Fingerprint {
     /// the results format, the item's name for a reader, its value). The
     /// mitigations, a map, come apart.
     pub fn items(&self) -> [(&'static str, &'static str, &String); 15] {
-        [
-            ("kernel_build", "kernel build", &self.kernel_build),
-            (
-                "kernel_cmdline",
-                "kernel command line",
-                &self.kernel_cmdline,
-            ),
-            ("microcode", "microcode", &self.microcode),
-            ("firmware_vendor", "firmware vendor", &self.firmware_vendor),
-            (
-                "firmware_version",
-                "firmware version",
-                &self.firmware_version,
-            ),
-            ("firmware_date", "firmware date", &self.firmware_date),
-            ("smt", "SMT", &self.smt),
-            ("boost", "boost", &self.boost),
-            (
-                "energy_performance_preference",
-                "EPP",
-                &self.energy_performance_preference,
-            ),
-            ("thp_enabled", "THP", &self.thp_enabled),
-            ("thp_defrag", "THP defrag", &self.thp_defrag),
-            ("numa_nodes", "NUMA nodes", &self.numa_nodes),
-            ("dimm_speeds", "DIMMs", &self.dimm_speeds),
-            ("libc", "C library", &self.libc),
-            ("touchstone", "touchstone build", &self.touchstone),
+        // The field's name is the item's key: the two cannot drift apart.
+        macro_rules! items {
+            ($($field:ident: $name:literal),* $(,)?) => {
+                [$((stringify!($field), $name, &self.$field)),*]
+            };
+        }
+        items![
+            kernel_build: "kernel build",
+            kernel_cmdline: "kernel command line",
+            microcode: "microcode",
+            firmware_vendor: "firmware vendor",
+            firmware_version: "firmware version",
+            firmware_date: "firmware date",
+            smt: "SMT",
+            boost: "boost",
+            energy_performance_preference: "EPP",
+            thp_enabled: "THP",
+            thp_defrag: "THP defrag",
+            numa_nodes: "NUMA nodes",
+            dimm_speeds: "DIMMs",
+            libc: "C library",
+            touchstone: "touchstone build",
         ]
     }
 }

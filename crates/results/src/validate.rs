@@ -28,6 +28,14 @@ use crate::curve::{
 use crate::model::{Baseline, Interval, Measurement, Run, Warning};
 use crate::stats::{Statistic, Summary};
 
+/// `[("f", x.f), …]`: figures of `x` named as their fields are, which is
+/// also their name in the results format.
+macro_rules! named_fields {
+    ($x:ident: $($field:ident),* $(,)?) => {
+        [$((stringify!($field), $x.$field)),*]
+    };
+}
+
 /// A run id: 1 to 128 bytes of ASCII letters, digits, '-', '_' and '.'
 /// (not "." or ".."): no path separators, spaces or control characters.
 pub const MAX_ID_BYTES: usize = 128;
@@ -501,17 +509,7 @@ fn rounds(at: &str, rounds: &[u32], samples: usize) -> Checked {
 }
 
 fn summary_fields(s: &Summary) -> [(&'static str, f64); 9] {
-    [
-        ("median", s.median),
-        ("min", s.min),
-        ("max", s.max),
-        ("q1", s.q1),
-        ("q3", s.q3),
-        ("mean", s.mean),
-        ("ci_low", s.ci_low),
-        ("ci_high", s.ci_high),
-        ("ci_level", s.ci_level),
-    ]
+    named_fields!(s: median, min, max, q1, q3, mean, ci_low, ci_high, ci_level)
 }
 
 /// The summary of `samples` (with the round of each and the statistic

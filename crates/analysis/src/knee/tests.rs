@@ -2,7 +2,7 @@
 //! test against straight lines (the false-knee rate on noisy lines, the
 //! knees kept on bent curves).
 use super::*;
-use crate::testdata::{pt, LADDER};
+use crate::testdata::{on_ladder, pt, LADDER};
 
 /// The load where a smooth concave curve's Kneedle difference curve
 /// peaks: where the slope of the normalised curve is 1, i.e.
@@ -62,16 +62,8 @@ fn knee_of_a_piecewise_linear_curve_is_its_elbow() {
 fn knee_is_looked_for_on_the_rising_part_only() {
     // Rise with an elbow at 8, peak at 32, collapse after: the fall must
     // not move the knee.
-    let points = vec![
-        pt(1.0, 100.0, 1.0),
-        pt(2.0, 200.0, 1.0),
-        pt(4.0, 400.0, 1.0),
-        pt(8.0, 800.0, 1.0),
-        pt(16.0, 840.0, 1.0),
-        pt(32.0, 880.0, 1.0),
-        pt(64.0, 100.0, 1.0),
-        pt(128.0, 50.0, 1.0),
-    ];
+    let ys = [100.0, 200.0, 400.0, 800.0, 840.0, 880.0, 100.0, 50.0];
+    let points = on_ladder(&ys, &[1.0; 8]);
     assert_eq!(knee(&points, 1.0).unwrap().unwrap().load, 8.0);
 }
 
@@ -115,21 +107,14 @@ fn no_knee_on_convex_flat_or_short_rising_parts() {
 fn a_rise_that_flattens_at_once_has_its_knee_at_the_plateaus_start() {
     // multiuser on a quiet 2-CPU machine (2026-11-23): saturated at 2
     // users, flat within its intervals to 16.
-    let pts = vec![
-        pt(1.0, 143.5, 2.2),
-        pt(2.0, 266.0, 9.4),
-        pt(4.0, 263.6, 13.1),
-        pt(8.0, 263.2, 5.5),
-        pt(16.0, 257.8, 6.6),
-    ];
+    let pts = on_ladder(
+        &[143.5, 266.0, 263.6, 263.2, 257.8],
+        &[2.2, 9.4, 13.1, 5.5, 6.6],
+    );
     let k = knee(&pts, 1.0).unwrap().unwrap();
     assert_eq!(k.load, 2.0);
     // Without the plateau (a real fall after 2) there is still no knee.
-    let fall = vec![
-        pt(1.0, 143.5, 2.2),
-        pt(2.0, 266.0, 9.4),
-        pt(4.0, 150.0, 5.0),
-    ];
+    let fall = on_ladder(&[143.5, 266.0, 150.0], &[2.2, 9.4, 5.0]);
     assert_eq!(
         knee(&fall, 1.0).unwrap(),
         Err(NoKnee::TooFewPoints { rising: 2 })

@@ -324,25 +324,23 @@ mod tests {
     #[test]
     fn long_iterations_and_untimed_work_lengthen_the_rounds() {
         let plan = rounds_of_three_5ms_intervals(1);
-        let shape = Shape::latency(1.0);
         // One iteration of 100 ms: every interval (and the warm-up) is one.
         let long = Cost {
             iteration_ns: 100_000_000,
             ..Cost::default()
         };
-        assert_eq!(
-            case_ns(&plan, &shape, false, &long),
-            100_000_000 + 4 * 100_000_000 + PER_ROUND_NS
-        );
         // Untimed work twice the timed: three times the warm-up and intervals.
         let untimed = Cost {
             untimed_ratio: 2.0,
             ..Cost::default()
         };
-        assert_eq!(
-            case_ns(&plan, &shape, false, &untimed),
-            5_000_000 + 3 * 25_000_000 + PER_ROUND_NS
-        );
+        for (cost, want) in [
+            (long, 100_000_000 + 4 * 100_000_000 + PER_ROUND_NS),
+            (untimed, 5_000_000 + 3 * 25_000_000 + PER_ROUND_NS),
+        ] {
+            let got = case_ns(&plan, &Shape::latency(1.0), false, &cost);
+            assert_eq!(got, want, "{cost:?}");
+        }
     }
 
     #[test]

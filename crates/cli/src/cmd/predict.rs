@@ -82,19 +82,6 @@ fn to_text(an: &Analysis) -> String {
         s.push_str(
             "How each figure tracks the application's speed across machines (best first):\n",
         );
-        let rows: Vec<Vec<String>> = an
-            .correlations
-            .iter()
-            .map(|c| {
-                vec![
-                    c.benchmark.clone(),
-                    c.unit.to_string(),
-                    format!("{:+.3}", c.r_log),
-                    format!("{:+.3}", c.r_linear),
-                    c.machines.to_string(),
-                ]
-            })
-            .collect();
         s.push_str(&text_table(
             &[
                 "benchmark",
@@ -103,7 +90,15 @@ fn to_text(an: &Analysis) -> String {
                 "r (time vs cost)",
                 "machines",
             ],
-            &rows,
+            an.correlations.iter().map(|c| {
+                vec![
+                    c.benchmark.clone(),
+                    c.unit.to_string(),
+                    format!("{:+.3}", c.r_log),
+                    format!("{:+.3}", c.r_linear),
+                    c.machines.to_string(),
+                ]
+            }),
         ));
         s.push_str(
             "r (log speed) is +1 when a faster benchmark means a proportionally faster application.\n\n",
@@ -126,38 +121,29 @@ fn to_text(an: &Analysis) -> String {
                 100.0 * m.loo_mean_rel_error,
                 100.0 * m.loo_max_rel_error
             ));
-            let rows: Vec<Vec<String>> = m
-                .loo
-                .iter()
-                .map(|(name, t, p)| {
+            s.push_str(&text_table(
+                &["machine", "measured", "predicted (left out)", "error"],
+                m.loo.iter().map(|(name, t, p)| {
                     vec![
                         name.clone(),
                         format_value(Unit::Ns, *t),
                         format_value(Unit::Ns, *p),
                         format!("{:+.1} %", 100.0 * (p - t) / t),
                     ]
-                })
-                .collect();
-            s.push_str(&text_table(
-                &["machine", "measured", "predicted (left out)", "error"],
-                &rows,
+                }),
             ));
             if !an.predictions.is_empty() {
                 s.push_str("\nPredictions for machines that did not time the application:\n");
-                let rows: Vec<Vec<String>> = an
-                    .predictions
-                    .iter()
-                    .map(|p| {
-                        vec![
-                            p.machine.clone(),
-                            match &p.predicted_ns {
-                                Ok(t) => format_value(Unit::Ns, *t),
-                                Err(missing) => format!("cannot: lacks {}", missing.join(", ")),
-                            },
-                        ]
-                    })
-                    .collect();
-                s.push_str(&text_table(&["machine", "predicted time"], &rows));
+                let rows = an.predictions.iter().map(|p| {
+                    vec![
+                        p.machine.clone(),
+                        match &p.predicted_ns {
+                            Ok(t) => format_value(Unit::Ns, *t),
+                            Err(missing) => format!("cannot: lacks {}", missing.join(", ")),
+                        },
+                    ]
+                });
+                s.push_str(&text_table(&["machine", "predicted time"], rows));
             }
         }
         (None, Some(why)) => s.push_str(&format!("No model: {why}.\n")),

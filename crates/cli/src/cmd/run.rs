@@ -237,16 +237,7 @@ fn measure(
     // anything runs (the real instances are built again just before use);
     // a workload's sweep is checked whole: its loads against the workload's
     // maximum and this shell's limits (`ulimit -n`, `ulimit -u`).
-    let (measured_cpus, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
-    let mut dry = estimate(
-        &selection,
-        &ctx,
-        &plan,
-        &settings,
-        &a.parallel,
-        &measured_cpus,
-        usable,
-    )?;
+    let mut dry = estimate(&selection, &ctx, &plan, &settings, &a.parallel, usable)?;
     if a.dry_run {
         dry.skipped = selection
             .skipped
@@ -286,6 +277,7 @@ fn measure(
     notes.extend(found.run_note());
     settings.trial.energy = found.sources.clone();
     plan.energy = found.sources;
+    let (_, unmeasured_cpus) = resolve_cpu_counts(&settings.cpu_counts, usable);
     if !unmeasured_cpus.is_empty() {
         notes.push(format!(
             "--cpus: this machine has {usable} usable CPU(s); {} CPUs cannot be measured here, \
@@ -407,16 +399,16 @@ fn micro_cases<'s>(selection: &'s Selection, parallel: &[u32]) -> Vec<MicroCase<
 
 /// Build every case once, so bad parameter combinations fail before
 /// anything runs, and estimate what each costs (`run --dry-run`'s listing,
-/// the progress bar's weights).
+/// the progress bar's weights) on a machine of `usable` CPUs.
 fn estimate(
     selection: &Selection,
     ctx: &RunContext,
     plan: &Plan,
     settings: &SweepSettings,
     parallel: &[u32],
-    measured_cpus: &[u32],
     usable: usize,
 ) -> Result<DryRun, CliError> {
+    let (measured_cpus, _) = resolve_cpu_counts(&settings.cpu_counts, usable);
     let mut dry = DryRun::default();
     for c in &selection.cases {
         let usage = |m: String| CliError::Usage(format!("{}: {m}", c.name));
@@ -726,17 +718,7 @@ mod tests {
             let ctx = a.family.context(a.quick);
             let selection = select(&a.benchmarks, &ctx, 1).unwrap();
             let usable = cpu::usable_cpus().unwrap().len();
-            let (measured_cpus, _) = resolve_cpu_counts(&settings.cpu_counts, usable);
-            let dry = estimate(
-                &selection,
-                &ctx,
-                &plan,
-                &settings,
-                &a.parallel,
-                &measured_cpus,
-                usable,
-            )
-            .unwrap();
+            let dry = estimate(&selection, &ctx, &plan, &settings, &a.parallel, usable).unwrap();
             let micro = micro_cases(&selection, &a.parallel);
             let listed: Vec<_> = dry.cases.iter().map(|c| (&c.name, c.parallel)).collect();
             let run: Vec<_> = micro.iter().map(|m| (&m.case.name, m.parallel)).collect();

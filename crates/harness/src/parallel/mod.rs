@@ -260,19 +260,21 @@ pub(crate) fn processes_in_group(pg: libc::pid_t) -> Vec<libc::pid_t> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the parenthesised command: state ppid pgrp ...
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        if f.get(2).and_then(|s| s.parse::<libc::pid_t>().ok()) == Some(pg) {
+        let group = stat_fields(pid).and_then(|f| f.get(2)?.parse::<libc::pid_t>().ok());
+        if group == Some(pg) {
             out.push(pid);
         }
     }
     out
+}
+
+/// The fields of `/proc/PID/stat` after the parenthesised command (which
+/// may hold spaces and parentheses): state, ppid, pgrp, …; None when the
+/// process is gone.
+pub(crate) fn stat_fields(pid: libc::pid_t) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(String::from).collect())
 }
 
 #[allow(clippy::too_many_arguments)]

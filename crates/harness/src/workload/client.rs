@@ -306,15 +306,29 @@ mod tests {
         }
     }
 
+    /// Drives ops costing `costs` (typed round-robin over `types`)
+    /// closed-loop against `board(publish_at, window)`, into `histograms`
+    /// latency histograms: what `drive` returned, the board and histograms.
+    fn drive_known(
+        costs: Vec<u64>,
+        types: usize,
+        publish_at: u64,
+        window: (u64, u64),
+        histograms: usize,
+    ) -> (Fallible<ClientRecord>, FakeBoard, Vec<Histogram<u64>>) {
+        let now = Rc::new(Cell::new(0));
+        let mut c = Known::new(&now, costs, types);
+        let mut b = board(&now, publish_at, window);
+        let mut h = vec![latency_histogram(); histograms];
+        let rec = drive(&mut c, None, &FakeTimer(now), &mut b, &mut h);
+        (rec, b, h)
+    }
+
     #[test]
     fn counts_exactly_the_operations_that_end_inside_the_window() {
-        let now = Rc::new(Cell::new(0));
-        let mut c = Known::new(&now, vec![1000], 1);
         // Ends at 1000·k; [10 500, 20 500) holds 11 000 … 20 000: 10 ops.
-        let mut b = board(&now, 5_000, (10_500, 20_500));
-        let mut h = vec![latency_histogram()];
-        let t = FakeTimer(now.clone());
-        let rec = drive(&mut c, None, &t, &mut b, &mut h).unwrap();
+        let (rec, b, h) = drive_known(vec![1000], 1, 5_000, (10_500, 20_500), 1);
+        let rec = rec.unwrap();
         assert_eq!(rec.window_ops, 10);
         assert_eq!(h[0].len(), 10);
         assert_eq!((h[0].min(), h[0].max()), (1000, 1000));
@@ -353,14 +367,11 @@ mod tests {
 
     #[test]
     fn a_mix_lands_in_the_histogram_of_each_type() {
-        let now = Rc::new(Cell::new(0));
-        // Types 0, 1, 2 in turn, costing 100, 200, 300 ns.
-        let mut c = Known::new(&now, vec![100, 200, 300], 3);
-        // Each round of three ops takes 600 ns; a window of 100 rounds
-        // starting on a round boundary holds 100 of each.
-        let mut b = board(&now, 0, (60_000, 120_000));
-        let mut h = vec![latency_histogram(); 3];
-        let rec = drive(&mut c, None, &FakeTimer(now.clone()), &mut b, &mut h).unwrap();
+        // Types 0, 1, 2 in turn, costing 100, 200, 300 ns. Each round of
+        // three ops takes 600 ns; a window of 100 rounds starting on a
+        // round boundary holds 100 of each.
+        let (rec, _, h) = drive_known(vec![100, 200, 300], 3, 0, (60_000, 120_000), 3);
+        let rec = rec.unwrap();
         // Ends at 600r+100, 600r+300, 600r+600: the last op of round 99
         // (ends at 60 000) opens the window, round 199's last closes it.
         assert_eq!(rec.window_ops, 300);
@@ -372,11 +383,7 @@ mod tests {
 
     #[test]
     fn an_operation_type_outside_the_mix_is_an_error() {
-        let now = Rc::new(Cell::new(0));
-        let mut c = Known::new(&now, vec![10], 2);
-        let mut b = board(&now, 0, (0, 1000));
-        let mut h = vec![latency_histogram()];
-        let e = drive(&mut c, None, &FakeTimer(now), &mut b, &mut h).unwrap_err();
+        let e = drive_known(vec![10], 2, 0, (0, 1000), 1).0.unwrap_err();
         assert!(e.0.contains("out of range"), "{e}");
     }
 

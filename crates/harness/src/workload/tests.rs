@@ -53,14 +53,9 @@ impl Drop for SharedPids {
 /// Whether `pid` is gone as a child of this process (reaped, not a zombie
 /// or a live process of ours).
 pub(super) fn gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => {
-            let rest = &stat[stat.rfind(')').unwrap() + 1..];
-            let ppid: i32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
-            ppid != unsafe { libc::getpid() }
-        }
-    }
+    // SAFETY: getpid has no preconditions.
+    let ours = unsafe { libc::getpid() };
+    crate::parallel::stat_fields(pid).is_none_or(|f| f[1].parse::<i32>().unwrap() != ours)
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]

@@ -49,6 +49,43 @@ fn peak_at(c: Option<&CurveComparison>, cpus: u32) -> Option<&PeakComparison> {
     c?.peaks.iter().find(|p| p.cpus == cpus)
 }
 
+/// The cells of a run that lacks the curve.
+fn missing() -> [String; 4] {
+    ["-".into(), "-".into(), "missing".into(), "-".into()]
+}
+
+/// A comparison sheet of the group "curves": its header is `keys` (the
+/// base's columns), then for each other run its figure (its heading and
+/// `figure`), the ratio, the verdict and `last`, each with whether it
+/// holds numbers.
+fn compared_sheet(
+    title: String,
+    keys: [(String, bool); 3],
+    others: &[&Run],
+    figure: &str,
+    last: (&str, bool),
+    rows: Vec<Vec<String>>,
+) -> Sheet {
+    let (mut header, mut numeric): (Vec<String>, Vec<bool>) = keys.into_iter().unzip();
+    for o in others {
+        header.extend([
+            format!("{} {figure}", run_heading(o)),
+            "ratio [CI]".into(),
+            String::new(),
+            last.0.into(),
+        ]);
+        numeric.extend([true, true, false, last.1]);
+    }
+    Sheet {
+        title,
+        group: "curves".into(),
+        header,
+        numeric,
+        key_columns: 3,
+        rows,
+    }
+}
+
 /// The load curves of `base` and `others` compared: per curve, one sheet
 /// point by point (throughput with its ratio, interval and verdict, p99
 /// ratio) and one of peaks and knees by CPU count. Empty when no run has a
@@ -84,21 +121,6 @@ pub fn comparison_sheets(m: &Matrix, compared: &Compared) -> Vec<Sheet> {
         keys.dedup();
 
         // Point by point.
-        let mut header = vec![
-            "CPUs".to_string(),
-            "load".to_string(),
-            format!("base: {} ({unit})", run_heading(base)),
-        ];
-        let mut numeric = vec![true, true, true];
-        for o in &others {
-            header.extend([
-                format!("{} ({unit})", run_heading(o)),
-                "ratio [CI]".into(),
-                String::new(),
-                "p99 ratio".into(),
-            ]);
-            numeric.extend([true, true, false, true]);
-        }
         let side_text = |s: Option<&PointSide>| {
             s.map_or("-".to_string(), |s| {
                 let mut text = scale.format(s.throughput.mean);
@@ -120,47 +142,35 @@ pub fn comparison_sheets(m: &Matrix, compared: &Compared) -> Vec<Sheet> {
                     load.to_string(),
                     side_text(base_side.as_ref()),
                 ];
-                for c in &comps {
-                    match point_at(*c, cpus, load) {
-                        Some(p) => row.extend([
+                row.extend(comps.iter().flat_map(|c| {
+                    point_at(*c, cpus, load).map_or_else(missing, |p| {
+                        [
                             side_text(p.other.as_ref()),
                             ratio_cell(p.ratio.as_ref()),
                             verdict_cell(p.verdict),
                             p.p99_ratio.map_or("-".into(), format_sig),
-                        ]),
-                        None => row.extend(["-".into(), "-".into(), "missing".into(), "-".into()]),
-                    }
-                }
+                        ]
+                    })
+                }));
                 row
             })
             .collect();
-        sheets.push(Sheet {
-            title: format!("Load curve {title}: throughput point by point"),
-            group: "curves".into(),
-            header,
-            numeric,
-            key_columns: 3,
+        sheets.push(compared_sheet(
+            format!("Load curve {title}: throughput point by point"),
+            [
+                ("CPUs".into(), true),
+                ("load".into(), true),
+                (format!("base: {} ({unit})", run_heading(base)), true),
+            ],
+            &others,
+            &format!("({unit})"),
+            ("p99 ratio", true),
             rows,
-        });
+        ));
 
         // Peaks and knees.
         let mut cpus: Vec<u32> = keys.iter().map(|k| k.0).collect();
         cpus.dedup();
-        let mut header = vec![
-            "CPUs".to_string(),
-            format!("base: {} peak ({unit})", run_heading(base)),
-            "knee (load)".to_string(),
-        ];
-        let mut numeric = vec![true, true, false];
-        for o in &others {
-            header.extend([
-                format!("{} peak ({unit})", run_heading(o)),
-                "ratio [CI]".into(),
-                String::new(),
-                "knee (load)".into(),
-            ]);
-            numeric.extend([true, true, false, false]);
-        }
         let rows = cpus
             .iter()
             .map(|&k| {
@@ -173,28 +183,31 @@ pub fn comparison_sheets(m: &Matrix, compared: &Compared) -> Vec<Sheet> {
                     peak_cell(&scale, base_side),
                     knee_cell(base_side),
                 ];
-                for c in &comps {
-                    match peak_at(*c, k) {
-                        Some(p) => row.extend([
+                row.extend(comps.iter().flat_map(|c| {
+                    peak_at(*c, k).map_or_else(missing, |p| {
+                        [
                             peak_cell(&scale, p.other.as_ref()),
                             ratio_cell(p.ratio.as_ref()),
                             verdict_cell(p.verdict),
                             knee_cell(p.other.as_ref()),
-                        ]),
-                        None => row.extend(["-".into(), "-".into(), "missing".into(), "-".into()]),
-                    }
-                }
+                        ]
+                    })
+                }));
                 row
             })
             .collect();
-        sheets.push(Sheet {
-            title: format!("Load curve {title}: peaks and knees"),
-            group: "curves".into(),
-            header,
-            numeric,
-            key_columns: 3,
+        sheets.push(compared_sheet(
+            format!("Load curve {title}: peaks and knees"),
+            [
+                ("CPUs".into(), true),
+                (format!("base: {} peak ({unit})", run_heading(base)), true),
+                ("knee (load)".into(), false),
+            ],
+            &others,
+            &format!("peak ({unit})"),
+            ("knee (load)", false),
             rows,
-        });
+        ));
     }
     sheets
 }

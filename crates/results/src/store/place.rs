@@ -55,23 +55,19 @@ fn resolve_or_dir(path: &Path) -> Result<PathBuf, (PathBuf, std::io::Error)> {
 
 /// What a file that is not a regular file is, in words.
 pub fn kind_of(t: FileType) -> &'static str {
-    if t.is_dir() {
-        "directory"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_symlink() {
-        "symbolic link"
-    } else if t.is_file() {
-        "regular file"
-    } else {
-        "special file"
-    }
+    let kinds = [
+        (t.is_dir(), "directory"),
+        (t.is_char_device(), "character device"),
+        (t.is_block_device(), "block device"),
+        (t.is_fifo(), "FIFO"),
+        (t.is_socket(), "socket"),
+        (t.is_symlink(), "symbolic link"),
+        (t.is_file(), "regular file"),
+    ];
+    kinds
+        .iter()
+        .find(|&&(is, _)| is)
+        .map_or("special file", |&(_, kind)| kind)
 }
 
 /// `path` with a suffix (SQLite's `-wal`, `-shm` files beside the store).

@@ -19,14 +19,7 @@ pub(super) fn curve(at: &str, c: &Curve) -> Checked {
 }
 
 fn cpu_split(at: &str, s: &CpuSplit) -> Checked {
-    let parts = [
-        ("user", s.user),
-        ("system", s.system),
-        ("irq", s.irq),
-        ("softirq", s.softirq),
-        ("steal", s.steal),
-        ("idle", s.idle),
-    ];
+    let parts = named_fields!(s: user, system, irq, softirq, steal, idle);
     for (f, v) in parts {
         fraction(&format!("{at}.{f}"), v)?;
     }
