@@ -162,8 +162,8 @@ fn a_sparse_sweep_names_no_level() {
     );
 }
 
-fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
-    crate::support::cache_levels::recorded_sweep(c)
+fn recorded(name: &str) -> Vec<SweepPoint> {
+    crate::support::cache_levels::recorded_sweep(&recorded_curves::lat_mem_rd(name))
 }
 
 /// Four identical back-to-back quick runs under load (recorded). Read
@@ -175,19 +175,18 @@ fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
 /// past the last cache, and a memory latency.
 #[test]
 fn recorded_runs_that_flipped_now_agree() {
-    use recorded_curves::*;
     let old = |c| detect_levels_per_grid_point(&curve_of(&recorded(c)), 0.25);
     fn curve_of(p: &[SweepPoint]) -> Vec<(u64, f64)> {
         p.iter().map(|p| (p.size, p.headline)).collect()
     }
-    let (old1, old2) = (old(RAND_PAGE_1), old(RAND_PAGE_2));
+    let (old1, old2) = (old("RAND_PAGE_1"), old("RAND_PAGE_2"));
     assert_ne!(old1.len(), old2.len(), "{old1:?} {old2:?}");
     assert_ne!(old1[2], old2[2]);
     let runs = [
-        (RAND_1, RAND_PAGE_1),
-        (RAND_2, RAND_PAGE_2),
-        (RAND_3, RAND_PAGE_3),
-        (RAND_4, RAND_PAGE_4),
+        ("RAND_1", "RAND_PAGE_1"),
+        ("RAND_2", "RAND_PAGE_2"),
+        ("RAND_3", "RAND_PAGE_3"),
+        ("RAND_4", "RAND_PAGE_4"),
     ];
     let derived: Vec<Vec<Measurement>> = runs
         .iter()
