@@ -403,20 +403,8 @@ fn staircase_at_12_ns(s: u64) -> f64 {
 fn stride_larger_than_set_is_refused() {
     built("lat_mem_rd/stride:512/size:512");
     let p = Point(vec![
-        (
-            "stride",
-            crate::params::Value {
-                text: "512".into(),
-                num: 0,
-            },
-        ),
-        (
-            "size",
-            crate::params::Value {
-                text: "256".into(),
-                num: 256,
-            },
-        ),
+        ("stride", crate::params::Value::new("512", 0)),
+        ("size", crate::params::Value::new("256", 256)),
     ]);
     assert!(build(&p, &RunContext::default()).is_err());
 }
