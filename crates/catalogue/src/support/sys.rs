@@ -139,6 +139,12 @@ pub fn close(fd: RawFd) {
     }
 }
 
+/// Close `*fd` if open and mark it closed (-1), so that closing it again
+/// (in `cleanup` or `drop`) does nothing.
+pub fn close_and_clear(fd: &mut RawFd) {
+    close(std::mem::replace(fd, -1));
+}
+
 /// Write all of `buf`, retrying short writes and EINTR.
 #[inline]
 pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
