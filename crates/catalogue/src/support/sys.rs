@@ -208,17 +208,17 @@ pub fn read_to_eof(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 /// Create the file `path`, which must not exist yet, for reading and
 /// writing by this user only.
 pub fn create_new(path: &Path) -> Fallible<RawFd> {
+    open_as("create", path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
+}
+
+/// Open `path` with `flags` and O_CLOEXEC; a file it creates is this
+/// user's alone (0600). The error reads "`doing` PATH: why".
+pub fn open_as(doing: &str, path: &Path, flags: libc::c_int) -> Fallible<RawFd> {
     let c = cstring(path)?;
-    // SAFETY: a valid path; a new file.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
-            0o600,
-        )
-    };
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
     if fd < 0 {
-        return Err(errno(&format!("create {}", path.display())));
+        return Err(errno(&format!("{doing} {}", path.display())));
     }
     Ok(fd)
 }
