@@ -67,15 +67,7 @@ impl FileSet {
             let mut off = 0;
             while off < self.file_size {
                 let want = (self.file_size - off).min(buf.len());
-                // SAFETY: reading into our own buffer.
-                let r = unsafe {
-                    libc::pread(
-                        fd,
-                        buf.as_mut_ptr() as *mut libc::c_void,
-                        want,
-                        off as libc::off_t,
-                    )
-                };
+                let r = sys::read_at(fd, &mut buf[..want], off as u64);
                 if r <= 0 {
                     return Err(if r == 0 {
                         BenchError("a cached file ended early".into())
@@ -182,7 +174,7 @@ mod tests {
         // Each file holds its size in non-zero bytes.
         let mut buf = vec![0u8; 13 << 10];
         for &fd in set.fds() {
-            let r = unsafe { libc::pread(fd, buf.as_mut_ptr() as *mut _, buf.len(), 0) };
+            let r = sys::read_at(fd, &mut buf, 0);
             assert_eq!(r, 12 << 10);
             assert!(buf[..12 << 10].iter().all(|&b| b != 0));
         }

@@ -205,6 +205,19 @@ pub fn read_to_eof(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// pread(2) into `buf` from offset `off`: the bytes read, 0 at the end of
+/// the file, -1 on an error (errno says which).
+pub fn read_at(fd: RawFd, buf: &mut [u8], off: u64) -> isize {
+    // SAFETY: the kernel writes at most buf.len() bytes, into buf.
+    unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as libc::off_t) }
+}
+
+/// pwrite(2) of `buf` at offset `off`: the bytes written, -1 on an error.
+pub fn write_at(fd: RawFd, buf: &[u8], off: u64) -> isize {
+    // SAFETY: the kernel reads at most buf.len() bytes, from buf.
+    unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as libc::off_t) }
+}
+
 /// Create the file `path`, which must not exist yet, for reading and
 /// writing by this user only.
 pub fn create_new(path: &Path) -> Fallible<RawFd> {
