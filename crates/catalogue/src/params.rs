@@ -38,6 +38,37 @@ pub struct Param {
     pub positional: bool,
 }
 
+/// An enum whose variants are the values of a choice parameter, each value
+/// spelt once: `NAMES` lists them for `Param::choice`, `of` reads the value
+/// a point gives.
+///
+/// ```ignore
+/// choice_enum! { enum Op { Null = "null", Read = "read" } }
+/// Param::choice("op", Op::NAMES) // in the family's params
+/// let op = Op::of(p, "op")?; // in its build
+/// ```
+macro_rules! choice_enum {
+    ($(#[$attr:meta])* enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$attr])*
+        enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            const NAMES: &'static [&'static str] = &[$($text),+];
+
+            /// The value of the choice parameter `param` at `p`.
+            fn of(p: &$crate::params::Point, param: &str) -> Result<$name, String> {
+                match p.text(param) {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(format!("unknown {param} {other}")),
+                }
+            }
+        }
+    };
+}
+pub(crate) use choice_enum;
+
 /// A parsed value: its canonical text and, for numeric kinds, its number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Value {
