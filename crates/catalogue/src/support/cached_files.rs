@@ -162,12 +162,12 @@ mod tests {
 
     #[test]
     fn a_set_is_cached_unlinked_and_closed_on_drop() {
-        let dir = std::env::temp_dir().join(format!("ts-file-set-{}", std::process::id()));
-        std::fs::create_dir(&dir).unwrap();
-        let set = FileSet::create(&dir, 5, 12 << 10).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let set = FileSet::create(dir, 5, 12 << 10).unwrap();
         assert_eq!(set.fds().len(), 5);
         assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
+            std::fs::read_dir(dir).unwrap().count(),
             0,
             "every file is unlinked once open"
         );
@@ -180,7 +180,8 @@ mod tests {
         }
         let fds = set.fds().to_vec();
         unlinked_until_closed(&fds, || drop(set));
-        std::fs::remove_dir(&dir).unwrap();
+        // remove_dir, not the TempDir drop: it fails unless the test left nothing.
+        std::fs::remove_dir(tmp.keep()).unwrap();
     }
 
     #[test]
