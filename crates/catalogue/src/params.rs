@@ -38,11 +38,51 @@ pub struct Param {
     pub positional: bool,
 }
 
+/// An enum whose variants are the values of a choice parameter, each value
+/// spelt once: `NAMES` lists them for `Param::choice`, `of` reads the value
+/// a point gives.
+///
+/// ```ignore
+/// choice_enum! { enum Op { Null = "null", Read = "read" } }
+/// Param::choice("op", Op::NAMES) // in the family's params
+/// let op = Op::of(p, "op")?; // in its build
+/// ```
+macro_rules! choice_enum {
+    ($(#[$attr:meta])* enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$attr])*
+        enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            const NAMES: &'static [&'static str] = &[$($text),+];
+
+            /// The value of the choice parameter `param` at `p`.
+            fn of(p: &$crate::params::Point, param: &str) -> Result<$name, String> {
+                match p.text(param) {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(format!("unknown {param} {other}")),
+                }
+            }
+        }
+    };
+}
+pub(crate) use choice_enum;
+
 /// A parsed value: its canonical text and, for numeric kinds, its number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Value {
     pub text: String,
     pub num: u64,
+}
+
+impl Value {
+    pub fn new(text: impl Into<String>, num: u64) -> Value {
+        Value {
+            text: text.into(),
+            num,
+        }
+    }
 }
 
 /// One point of a family's parameter space: a value for every parameter.
@@ -169,10 +209,7 @@ impl Param {
         match self.kind {
             Kind::Choice(options) => {
                 if options.contains(&raw) {
-                    Ok(Value {
-                        text: raw.to_string(),
-                        num: 0,
-                    })
+                    Ok(Value::new(raw, 0))
                 } else {
                     let hint = suggest(raw, options.iter().copied())
                         .map(|s| format!(" (did you mean '{s}'?)"))
@@ -189,26 +226,17 @@ impl Param {
                     format!("{}: {e} (a size such as 512, 16k, 64m, 1g)", self.name)
                 })?;
                 bounds(self.name, n, min, max, |v| size_text(v))?;
-                Ok(Value {
-                    text: size_text(n),
-                    num: n,
-                })
+                Ok(Value::new(size_text(n), n))
             }
             Kind::Int { min, max } => {
                 let n = parse_scaled(raw, &[("", 1)], false)
                     .map_err(|e| format!("{}: {e} (a whole number)", self.name))?;
                 bounds(self.name, n, min, max, |v| v.to_string())?;
-                Ok(Value {
-                    text: n.to_string(),
-                    num: n,
-                })
+                Ok(Value::new(n.to_string(), n))
             }
             Kind::Address => {
                 if raw == LOCAL {
-                    return Ok(Value {
-                        text: LOCAL.into(),
-                        num: 0,
-                    });
+                    return Ok(Value::new(LOCAL, 0));
                 }
                 let port = raw
                     .rsplit_once(':')
@@ -221,10 +249,7 @@ impl Param {
                             self.name
                         )
                     })?;
-                Ok(Value {
-                    text: raw.to_string(),
-                    num: port as u64,
-                })
+                Ok(Value::new(raw, port as u64))
             }
             Kind::Duration { min_ns, max_ns } => {
                 let n = parse_scaled(raw, &TIME_UNITS, false).map_err(|e| {
@@ -234,10 +259,7 @@ impl Param {
                     )
                 })?;
                 bounds(self.name, n, min_ns, max_ns, |v| duration_text(v))?;
-                Ok(Value {
-                    text: duration_text(n),
-                    num: n,
-                })
+                Ok(Value::new(duration_text(n), n))
             }
         }
     }
@@ -350,13 +372,7 @@ mod tests {
 
     #[test]
     fn sizes_parse_and_print_canonically() {
-        assert_eq!(
-            SIZE.parse("16K").unwrap(),
-            Value {
-                text: "16k".into(),
-                num: 16384
-            }
-        );
+        assert_eq!(SIZE.parse("16K").unwrap(), Value::new("16k", 16384));
         assert_eq!(SIZE.parse("16384").unwrap().text, "16k");
         assert_eq!(SIZE.parse("64mb").unwrap().num, 64 << 20);
         assert_eq!(SIZE.parse("1536").unwrap().text, "1536");
@@ -379,13 +395,7 @@ mod tests {
             },
             ..SIZE
         };
-        assert_eq!(
-            p.parse("20ms").unwrap(),
-            Value {
-                text: "20ms".into(),
-                num: 20_000_000
-            }
-        );
+        assert_eq!(p.parse("20ms").unwrap(), Value::new("20ms", 20_000_000));
         assert_eq!(p.parse("1500us").unwrap().text, "1500us");
         assert!(p.parse("10ns").is_err());
     }

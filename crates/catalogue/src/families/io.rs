@@ -178,10 +178,7 @@ impl touchstone_harness::Benchmark for Io {
     }
 
     fn cleanup(&mut self) {
-        if self.fd >= 0 {
-            sys::close(self.fd);
-            self.fd = -1;
-        }
+        sys::close_and_clear(&mut self.fd);
         self.ring = None;
         self.buf = None;
     }

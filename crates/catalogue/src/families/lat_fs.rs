@@ -223,14 +223,13 @@ mod tests {
 
     #[test]
     fn leaves_its_directory_empty_and_then_removes_it() {
-        let tmp = std::env::temp_dir().join(format!("ts-latfs-test-{}", std::process::id()));
-        std::fs::create_dir_all(&tmp).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let ctx = Context {
             process: 0,
             parallel: 1,
-            scratch: tmp.clone(),
+            scratch: tmp.path().to_path_buf(),
         };
-        let dir = tmp.join("lat_fs.0");
+        let dir = tmp.path().join("lat_fs.0");
         for create in [true, false] {
             let mut b = LatFs::new(create, 1024);
             b.setup(&ctx).unwrap();
@@ -243,7 +242,8 @@ mod tests {
             b.cleanup();
             assert!(!dir.exists());
         }
-        std::fs::remove_dir(&tmp).unwrap();
+        // remove_dir, not the TempDir drop: it fails unless the test left nothing.
+        std::fs::remove_dir(tmp.keep()).unwrap();
     }
 
     /// Only a create measured on an ext4 without a journal says so (the

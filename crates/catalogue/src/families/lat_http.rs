@@ -42,8 +42,7 @@ impl Baton for HttpBaton {
     }
 
     fn parent_side(&mut self) -> Fallible {
-        sys::close(self.listener);
-        self.listener = -1;
+        sys::close_and_clear(&mut self.listener);
         Ok(())
     }
 
@@ -100,8 +99,7 @@ impl Baton for HttpBaton {
     }
 
     fn close(&mut self) {
-        sys::close(self.listener);
-        self.listener = -1;
+        sys::close_and_clear(&mut self.listener);
     }
 }
 

@@ -12,15 +12,12 @@ use std::ffi::CString;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Param, Point};
+use crate::params::{choice_enum, Param, Point};
 use crate::support::sys::{self, cstring, map_anonymous};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Op {
-    Fork,
-    Exec,
-    ExecStatic,
-    Shell,
+choice_enum! {
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Op { Fork = "fork", Exec = "exec", ExecStatic = "exec_static", Shell = "shell" }
 }
 
 pub struct LatProc {
@@ -195,13 +192,7 @@ impl Benchmark for LatProc {
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    let op = match p.text("op") {
-        "fork" => Op::Fork,
-        "exec" => Op::Exec,
-        "exec_static" => Op::ExecStatic,
-        "shell" => Op::Shell,
-        other => return Err(format!("unknown op {other}")),
-    };
+    let op = Op::of(p, "op")?;
     let env = p.num("env") as usize;
     if op == Op::Fork && env > 0 {
         return Err("env: only exec, exec_static and shell pass an environment".into());
@@ -228,7 +219,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param::choice("op", &["fork", "exec", "exec_static", "shell"])
+        Param::choice("op", Op::NAMES)
             .positional()
             .help("fork: fork+exit+wait; exec: +execve /bin/true (dynamic); exec_static: +execve of a tiny static program; shell: +/bin/sh -c /bin/true"),
         Param::size("mem", 0, 4 << 30)

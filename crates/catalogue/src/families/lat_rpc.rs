@@ -133,8 +133,7 @@ impl Baton for RpcBaton {
     }
 
     fn parent_side(&mut self) -> Fallible {
-        sys::close(self.server);
-        self.server = -1;
+        sys::close_and_clear(&mut self.server);
         Ok(())
     }
 

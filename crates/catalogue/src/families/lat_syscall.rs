@@ -8,17 +8,15 @@ use std::ffi::CString;
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Param, Point};
+use crate::params::{choice_enum, Param, Point};
 use crate::support::sys::{cstring, errno};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Op {
-    Null,
-    Read,
-    Write,
-    Stat,
-    Fstat,
-    Open,
+choice_enum! {
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Op {
+        Null = "null", Read = "read", Write = "write", Stat = "stat", Fstat = "fstat",
+        Open = "open",
+    }
 }
 
 pub struct LatSyscall {
@@ -118,15 +116,7 @@ impl Benchmark for LatSyscall {
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    let op = match p.text("op") {
-        "null" => Op::Null,
-        "read" => Op::Read,
-        "write" => Op::Write,
-        "stat" => Op::Stat,
-        "fstat" => Op::Fstat,
-        "open" => Op::Open,
-        other => return Err(format!("unknown op {other}")),
-    };
+    let op = Op::of(p, "op")?;
     Ok(Built::new(
         LatSyscall {
             op,
@@ -138,11 +128,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[
-        Param::choice("op", &["null", "read", "write", "stat", "fstat", "open"])
-            .positional()
-            .help("which system call"),
-    ],
+    params: &[Param::choice("op", Op::NAMES)
+        .positional()
+        .help("which system call")],
     ..Family::new(
         "lat_syscall",
         "proc",

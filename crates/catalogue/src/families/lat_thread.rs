@@ -11,14 +11,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Param, Point};
+use crate::params::{choice_enum, Param, Point};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Op {
-    Create,
-    Mutex,
-    MutexPingpong,
-    CondPingpong,
+choice_enum! {
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Op {
+        Create = "create", Mutex = "mutex", MutexPingpong = "mutex_pingpong",
+        CondPingpong = "cond_pingpong",
+    }
 }
 
 /// What the two threads share. `turn` and `stop` change only under `mutex`
@@ -189,13 +189,7 @@ impl Benchmark for LatThread {
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    let op = match p.text("op") {
-        "create" => Op::Create,
-        "mutex" => Op::Mutex,
-        "mutex_pingpong" => Op::MutexPingpong,
-        "cond_pingpong" => Op::CondPingpong,
-        other => return Err(format!("unknown op {other}")),
-    };
+    let op = Op::of(p, "op")?;
     let shared = Box::new(Shared {
         mutex: libc::PTHREAD_MUTEX_INITIALIZER,
         cond: libc::PTHREAD_COND_INITIALIZER,
@@ -220,7 +214,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 }
 
 pub const FAMILY: Family = Family {
-    params: &[Param::choice("op", &["create", "mutex", "mutex_pingpong", "cond_pingpong"])
+    params: &[Param::choice("op", Op::NAMES)
         .positional()
         .help("create: pthread_create+join; mutex: lock+unlock; mutex_pingpong / cond_pingpong: one round trip between two threads")],
     ..Family::new(

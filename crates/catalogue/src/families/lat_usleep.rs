@@ -10,16 +10,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 
 use crate::family::{Built, Family, RunContext};
-use crate::params::{Param, Point};
+use crate::params::{choice_enum, Param, Point};
 use crate::support::sys::errno;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Method {
-    Nanosleep,
-    ClockNanosleep,
-    Select,
-    Poll,
-    Itimer,
+choice_enum! {
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Method {
+        Nanosleep = "nanosleep", ClockNanosleep = "clock_nanosleep", Select = "select",
+        Poll = "poll", Itimer = "itimer",
+    }
 }
 
 static ALARMS: AtomicU64 = AtomicU64::new(0);
@@ -180,14 +179,7 @@ impl Benchmark for LatUsleep {
 }
 
 fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
-    let method = match p.text("method") {
-        "nanosleep" => Method::Nanosleep,
-        "clock_nanosleep" => Method::ClockNanosleep,
-        "select" => Method::Select,
-        "poll" => Method::Poll,
-        "itimer" => Method::Itimer,
-        other => return Err(format!("unknown method {other}")),
-    };
+    let method = Method::of(p, "method")?;
     let ns = p.num("time");
     if matches!(method, Method::Select | Method::Itimer) && !ns.is_multiple_of(1000) {
         return Err(format!(
@@ -211,7 +203,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
 
 pub const FAMILY: Family = Family {
     params: &[
-        Param::choice("method", &["nanosleep", "clock_nanosleep", "select", "poll", "itimer"])
+        Param::choice("method", Method::NAMES)
             .positional()
             .help("how to sleep"),
         Param::duration("time", 1_000, 1_000_000_000)

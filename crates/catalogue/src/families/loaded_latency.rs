@@ -313,7 +313,7 @@ impl Workload for LoadedLatency {
             // One line per element in random order, lat_mem_rd's `rand`
             // chain: the same seed, the same pages, the same chain.
             let order = Order::Rand { elem: LINE };
-            let (buf, start) = chain(self.size, order, Pages::Default, CHAIN_SEED)?;
+            let (buf, start) = chain(self.size, order, Pages::Default, None, CHAIN_SEED)?;
             self.chain = Some(Chain { _buf: buf, start });
         }
         let others = ctx.cpus.get(1..).unwrap_or(&[]);

@@ -54,7 +54,7 @@ use crate::family::{Family, RunContext};
 use crate::params::{Param, Point};
 use crate::support::launch::{resolve_on, Launcher, Output, DEFAULT_PATH};
 use crate::support::memory::Rng;
-use crate::support::sys::{close, cstring};
+use crate::support::sys::{close, cstring, open_as};
 
 pub const NAME: &str = "multiuser";
 pub const SUMMARY: &str =
@@ -305,23 +305,13 @@ impl Workload for MultiUser {
         std::env::set_current_dir(&dir).map_err(|e| io("chdir", e))?;
         std::env::set_var("TMPDIR", &dir);
         std::env::set_var("LC_ALL", "C");
-        let err_path = cstring(dir.join(".stderr").as_os_str())?;
-        // SAFETY: a valid path; the descriptor is closed on exec (each
-        // command gets it as its standard error through dup2).
-        let err_fd = unsafe {
-            libc::open(
-                err_path.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
-                0o600,
-            )
-        };
-        if err_fd < 0 {
-            return Err(BenchError(format!(
-                "open {}: {}",
-                dir.join(".stderr").display(),
-                std::io::Error::last_os_error()
-            )));
-        }
+        // Closed on exec: each command gets it as its standard error
+        // through dup2.
+        let err_fd = open_as(
+            "open",
+            &dir.join(".stderr"),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
+        )?;
         let shell = cstring(SHELL)?;
         let dash_c = cstring("-c")?;
         let commands = self

@@ -19,10 +19,9 @@ use touchstone_results::Statistic;
 use crate::family::{Built, Family, Parallel, RunContext};
 use crate::params::{Param, Point};
 use crate::support::line_mix::{beyond_llc_size, iterate_streams, pattern, Streams, LINE};
-use crate::support::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
+use crate::support::memory::{check_memory, Order, Pages};
 use crate::support::numa::Topology;
-use crate::support::placement::pin_self;
-use crate::support::pointer_chase::{chase, CHAIN_SEED, CHASE_LOADS};
+use crate::support::pointer_chase::{Chase, CHAIN_SEED};
 
 pub const NAME: &str = "numa_matrix";
 
@@ -90,36 +89,6 @@ fn note(_: &RunContext) -> String {
     Topology::here().map_or_else(|e| format!("no NUMA topology: {e}"), |t| t.describe())
 }
 
-/// One cell of the latency matrix.
-struct Latency {
-    cpu: usize,
-    node: usize,
-    size: usize,
-    buf: Option<Buf>,
-    cur: *const usize,
-}
-
-// SAFETY: the chain is used by the one thread that runs the benchmark.
-unsafe impl Send for Latency {}
-
-impl Benchmark for Latency {
-    fn setup(&mut self, _: &Context) -> Fallible {
-        pin_self(self.cpu)?;
-        let mut buf = Buf::new_on(self.size, Pages::Default, Some(self.node))?;
-        let offs = chain_offsets(self.size, Order::Rand { elem: LINE }, CHAIN_SEED);
-        self.cur = lay_chain(&mut buf, &offs);
-        self.buf = Some(buf);
-        Ok(())
-    }
-    fn run(&mut self, n: u64) -> Fallible {
-        self.cur = chase(self.cur, n);
-        Ok(())
-    }
-    fn cleanup(&mut self) {
-        self.buf = None;
-    }
-}
-
 /// One cell of the bandwidth matrix.
 struct Bandwidth {
     cpus: Vec<usize>,
@@ -152,18 +121,9 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         p.text("op")
     );
     if p.text("op") == "lat" {
-        check_memory(&what, size as u64)?;
-        return Ok(Built::new(
-            Latency {
-                cpu: cpus[0],
-                node: mem_node,
-                size,
-                buf: None,
-                cur: std::ptr::null(),
-            },
-            Shape::latency(CHASE_LOADS).with_statistic(Statistic::Min),
-        )
-        .with_setup_bytes(size as u64));
+        let rand = Order::Rand { elem: LINE };
+        let placed = Some((cpus[0], mem_node));
+        return Chase::placed_case(&what, size, rand, Pages::Default, CHAIN_SEED, placed);
     }
     check_memory(&what, (size * cpus.len()) as u64)?;
     let (bytes, cpus_len) = ((cpus.len() * (size / LINE * LINE)) as f64, cpus.len());

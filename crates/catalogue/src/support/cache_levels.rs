@@ -283,11 +283,11 @@ pub struct SweepPoint {
 /// points with their minimum as the headline: the recorded curves the
 /// lat_mem_rd and tlb tests replay.
 #[cfg(test)]
-pub fn recorded_sweep(c: &[(u64, &[f64])]) -> Vec<SweepPoint> {
+pub fn recorded_sweep(c: &[(u64, Vec<f64>)]) -> Vec<SweepPoint> {
     c.iter()
         .map(|(s, v)| SweepPoint {
             size: *s,
-            samples: v.to_vec(),
+            samples: v.clone(),
             rounds: Vec::new(),
             headline: min_of(v),
         })

@@ -67,15 +67,7 @@ impl FileSet {
             let mut off = 0;
             while off < self.file_size {
                 let want = (self.file_size - off).min(buf.len());
-                // SAFETY: reading into our own buffer.
-                let r = unsafe {
-                    libc::pread(
-                        fd,
-                        buf.as_mut_ptr() as *mut libc::c_void,
-                        want,
-                        off as libc::off_t,
-                    )
-                };
+                let r = sys::read_at(fd, &mut buf[..want], off as u64);
                 if r <= 0 {
                     return Err(if r == 0 {
                         BenchError("a cached file ended early".into())
@@ -170,25 +162,26 @@ mod tests {
 
     #[test]
     fn a_set_is_cached_unlinked_and_closed_on_drop() {
-        let dir = std::env::temp_dir().join(format!("ts-file-set-{}", std::process::id()));
-        std::fs::create_dir(&dir).unwrap();
-        let set = FileSet::create(&dir, 5, 12 << 10).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let set = FileSet::create(dir, 5, 12 << 10).unwrap();
         assert_eq!(set.fds().len(), 5);
         assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
+            std::fs::read_dir(dir).unwrap().count(),
             0,
             "every file is unlinked once open"
         );
         // Each file holds its size in non-zero bytes.
         let mut buf = vec![0u8; 13 << 10];
         for &fd in set.fds() {
-            let r = unsafe { libc::pread(fd, buf.as_mut_ptr() as *mut _, buf.len(), 0) };
+            let r = sys::read_at(fd, &mut buf, 0);
             assert_eq!(r, 12 << 10);
             assert!(buf[..12 << 10].iter().all(|&b| b != 0));
         }
         let fds = set.fds().to_vec();
         unlinked_until_closed(&fds, || drop(set));
-        std::fs::remove_dir(&dir).unwrap();
+        // remove_dir, not the TempDir drop: it fails unless the test left nothing.
+        std::fs::remove_dir(tmp.keep()).unwrap();
     }
 
     #[test]

@@ -338,8 +338,7 @@ impl Baton for ConnectBaton {
     }
 
     fn parent_side(&mut self) -> Fallible {
-        sys::close(self.listener);
-        self.listener = -1;
+        sys::close_and_clear(&mut self.listener);
         Ok(())
     }
 
@@ -379,8 +378,7 @@ impl Baton for ConnectBaton {
     }
 
     fn close(&mut self) {
-        sys::close(self.listener);
-        self.listener = -1;
+        sys::close_and_clear(&mut self.listener);
         if !self.path.as_bytes().is_empty() {
             // SAFETY: removing the socket file open made.
             unsafe { libc::unlink(self.path.as_ptr()) };

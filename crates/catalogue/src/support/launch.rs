@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 
 use touchstone_harness::Fallible;
 
+use super::sys;
+
 /// Bytes of stack for the cloned child: it only makes system calls.
 const CHILD_STACK_BYTES: usize = 64 * 1024;
 
@@ -101,12 +103,7 @@ pub struct Started {
 impl Launcher {
     /// Open /dev/null and allocate the clone's stack (untimed).
     pub fn new() -> Fallible<Launcher> {
-        let path = CString::new("/dev/null").expect("no NUL");
-        // SAFETY: a valid path.
-        let devnull = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if devnull < 0 {
-            return Err(format!("open /dev/null: {}", std::io::Error::last_os_error()).into());
-        }
+        let devnull = sys::open_as("open", Path::new("/dev/null"), libc::O_RDWR)?;
         Ok(Launcher {
             devnull,
             stack: vec![0u8; CHILD_STACK_BYTES],

@@ -30,8 +30,6 @@ pub mod pointer_chase;
 pub mod realtime;
 #[cfg(test)]
 pub mod recorded_curves;
-#[cfg(test)]
-pub mod recorded_tlb;
 pub mod remote;
 pub mod scratch_file;
 pub mod server_workers;

@@ -1,12 +1,13 @@
 //! The pointer chase, the benchmark the memory-latency families share
-//! (lat_mem_rd, line, tlb, lat_dram_page): a circular chain of pointers
-//! laid through a buffer in the family's order, followed one dependent load
-//! after another.
+//! (lat_mem_rd, line, tlb, lat_dram_page, numa_matrix's latency cells): a
+//! circular chain of pointers laid through a buffer in the family's order,
+//! followed one dependent load after another.
 
 use touchstone_harness::{Benchmark, Context, Fallible, Shape};
 use touchstone_results::Statistic;
 
 use super::memory::{chain_offsets, check_memory, lay_chain, Buf, Order, Pages};
+use super::placement::pin_self;
 use crate::family::Built;
 
 /// A chain of `size` bytes visited in `order`, in memory backed by `pages`.
@@ -16,6 +17,9 @@ pub struct Chase {
     order: Order,
     pages: Pages,
     seed: u64,
+    /// Where a numa_matrix cell runs: the CPU the chase is pinned to and
+    /// the NUMA node its memory is bound to; `None`: where the harness puts it.
+    placed: Option<(usize, usize)>,
     buf: Option<Buf>,
     cur: *const usize,
 }
@@ -34,6 +38,19 @@ impl Chase {
         pages: Pages,
         seed: u64,
     ) -> Result<Built, String> {
+        Chase::placed_case(what, size, order, pages, seed, None)
+    }
+
+    /// As `case`, pinned to CPU `placed.0` with the chain's memory bound to
+    /// NUMA node `placed.1` (numa_matrix's latency cells).
+    pub fn placed_case(
+        what: &str,
+        size: usize,
+        order: Order,
+        pages: Pages,
+        seed: u64,
+        placed: Option<(usize, usize)>,
+    ) -> Result<Built, String> {
         check_memory(what, size as u64)?;
         Ok(Built::new(
             Chase {
@@ -41,6 +58,7 @@ impl Chase {
                 order,
                 pages,
                 seed,
+                placed,
                 buf: None,
                 cur: std::ptr::null(),
             },
@@ -54,10 +72,16 @@ impl Chase {
 
 impl Benchmark for Chase {
     fn setup(&mut self, ctx: &Context) -> Fallible {
+        let mut node = None;
+        if let Some((cpu, on)) = self.placed {
+            pin_self(cpu)?;
+            node = Some(on);
+        }
         let (buf, cur) = chain(
             self.size,
             self.order,
             self.pages,
+            node,
             self.seed + ctx.process as u64,
         )?;
         self.cur = cur;
@@ -86,13 +110,19 @@ impl Benchmark for Chase {
 pub const CHAIN_SEED: u64 = 0x5eed;
 
 /// A chain of `size` bytes in `order`, shuffled from `seed`, in a buffer
-/// backed by `pages`; returns the buffer and the chain's start. Laid, the
+/// backed by `pages` (bound to NUMA `node` if given); returns the buffer and the chain's start. Laid, the
 /// chain is where the caches and page tables leave it: the caller's warm-up
 /// chases it before any interval is timed. (A whole lap here cost more than
 /// all the timed intervals of a chain past the caches — 0.3 s at 128 MiB —
 /// and every round lays its chain in fresh memory.)
-pub fn chain(size: usize, order: Order, pages: Pages, seed: u64) -> Fallible<(Buf, *const usize)> {
-    let mut buf = Buf::new(size, pages)?;
+pub fn chain(
+    size: usize,
+    order: Order,
+    pages: Pages,
+    node: Option<usize>,
+    seed: u64,
+) -> Fallible<(Buf, *const usize)> {
+    let mut buf = Buf::new_on(size, pages, node)?;
     let offs = chain_offsets(size, order, seed);
     let start = lay_chain(&mut buf, &offs);
     Ok((buf, start))
@@ -158,6 +188,7 @@ mod tests {
             order: Order::Stride(64),
             pages: Pages::Default,
             seed: 1,
+            placed: None,
             buf: None,
             cur: std::ptr::null(),
         };

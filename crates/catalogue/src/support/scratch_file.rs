@@ -58,8 +58,7 @@ impl MappedFile {
         map(self.fd, self.size)
     }
     pub fn close(&mut self) {
-        sys::close(self.fd);
-        self.fd = -1;
+        sys::close_and_clear(&mut self.fd);
     }
 }
 

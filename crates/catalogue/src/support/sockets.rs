@@ -102,8 +102,7 @@ impl TrialListener {
     }
 
     pub fn close(&mut self) {
-        sys::close(self.fd);
-        self.fd = -1;
+        sys::close_and_clear(&mut self.fd);
     }
 }
 

@@ -139,6 +139,12 @@ pub fn close(fd: RawFd) {
     }
 }
 
+/// Close `*fd` if open and mark it closed (-1), so that closing it again
+/// (in `cleanup` or `drop`) does nothing.
+pub fn close_and_clear(fd: &mut RawFd) {
+    close(std::mem::replace(fd, -1));
+}
+
 /// Write all of `buf`, retrying short writes and EINTR.
 #[inline]
 pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
@@ -199,20 +205,33 @@ pub fn read_to_eof(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// pread(2) into `buf` from offset `off`: the bytes read, 0 at the end of
+/// the file, -1 on an error (errno says which).
+pub fn read_at(fd: RawFd, buf: &mut [u8], off: u64) -> isize {
+    // SAFETY: the kernel writes at most buf.len() bytes, into buf.
+    unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as libc::off_t) }
+}
+
+/// pwrite(2) of `buf` at offset `off`: the bytes written, -1 on an error.
+pub fn write_at(fd: RawFd, buf: &[u8], off: u64) -> isize {
+    // SAFETY: the kernel reads at most buf.len() bytes, from buf.
+    unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as libc::off_t) }
+}
+
 /// Create the file `path`, which must not exist yet, for reading and
 /// writing by this user only.
 pub fn create_new(path: &Path) -> Fallible<RawFd> {
+    open_as("create", path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
+}
+
+/// Open `path` with `flags` and O_CLOEXEC; a file it creates is this
+/// user's alone (0600). The error reads "`doing` PATH: why".
+pub fn open_as(doing: &str, path: &Path, flags: libc::c_int) -> Fallible<RawFd> {
     let c = cstring(path)?;
-    // SAFETY: a valid path; a new file.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
-            0o600,
-        )
-    };
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
     if fd < 0 {
-        return Err(errno(&format!("create {}", path.display())));
+        return Err(errno(&format!("{doing} {}", path.display())));
     }
     Ok(fd)
 }

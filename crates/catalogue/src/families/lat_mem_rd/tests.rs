@@ -3,7 +3,7 @@
 use super::*;
 use crate::support::cache_levels::{detect_levels, detect_levels_per_grid_point, MIN_CONFIDENCE};
 use crate::support::recorded_curves;
-use crate::testing::{measure_spec, tiny_plan};
+use crate::testing::{built, measure_spec, refusal, tiny_plan};
 use touchstone_results::host::Cache;
 
 fn cache(level: u32, size: u64) -> Cache {
@@ -71,9 +71,33 @@ fn share_of_l3(l3_ends: u64) -> impl Fn(u64) -> f64 {
     }
 }
 
+/// Three rounds' curves as one sweep: each round's minima five times over,
+/// the median round's as the headline.
+fn in_rounds(grid: &[u64], round_curves: [Vec<SweepPoint>; 3]) -> Vec<SweepPoint> {
+    (0..grid.len())
+        .map(|i| {
+            let minima: Vec<f64> = round_curves.iter().map(|r| r[i].headline).collect();
+            SweepPoint {
+                size: grid[i],
+                samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
+                rounds: (0..3u32).flat_map(|r| [r; 5]).collect(),
+                headline: median(&minima),
+            }
+        })
+        .collect()
+}
+
 fn os() -> [Cache; 3] {
     [cache(1, 48 << 10), cache(2, 1 << 20), cache(3, 32 << 20)]
 }
+
+/// What the guest's sweeps name: its three cache levels and memory.
+const LEVELS_AND_MEMORY: [&str; 4] = [
+    "lat_mem_rd/level:L1/stride:rand",
+    "lat_mem_rd/level:L2/stride:rand",
+    "lat_mem_rd/level:L3/stride:rand",
+    "lat_mem_rd/level:mem/stride:rand",
+];
 
 fn names(d: &[Measurement]) -> Vec<&str> {
     d.iter().map(|m| m.name.as_str()).collect()
@@ -87,15 +111,7 @@ fn levels_and_memory_come_from_the_fully_random_chain() {
         ("rand_page", clean(&grid, |s| staircase(s).min(45.0))),
     ];
     let d = derive_from(&sweeps, &os(), min_of);
-    assert_eq!(
-        names(&d),
-        [
-            "lat_mem_rd/level:L1/stride:rand",
-            "lat_mem_rd/level:L2/stride:rand",
-            "lat_mem_rd/level:L3/stride:rand",
-            "lat_mem_rd/level:mem/stride:rand"
-        ]
-    );
+    assert_eq!(names(&d), LEVELS_AND_MEMORY);
     assert_eq!(d[0].extra["size_bytes"], (48 << 10) as f64);
     assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
     assert_eq!(d[2].extra["size_bytes"], (32 << 20) as f64);
@@ -141,15 +157,7 @@ fn a_sparse_sweep_names_no_level() {
     // The levels the OS reports are stored as not detected, no number.
     let wide = [4 << 10, 512 << 10, 16 * mb, 256 * mb];
     let d = derive_from(&[("rand", clean(&wide, staircase))], &os(), min_of);
-    assert_eq!(
-        names(&d),
-        [
-            "lat_mem_rd/level:L1/stride:rand",
-            "lat_mem_rd/level:L2/stride:rand",
-            "lat_mem_rd/level:L3/stride:rand",
-            "lat_mem_rd/level:mem/stride:rand"
-        ]
-    );
+    assert_eq!(names(&d), LEVELS_AND_MEMORY);
     for m in &d[..3] {
         let why = m.invalid.as_deref().expect("no figure");
         assert!(why.starts_with("not detected: "), "{why}");
@@ -162,8 +170,8 @@ fn a_sparse_sweep_names_no_level() {
     );
 }
 
-fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
-    crate::support::cache_levels::recorded_sweep(c)
+fn recorded(name: &str) -> Vec<SweepPoint> {
+    crate::support::cache_levels::recorded_sweep(&recorded_curves::lat_mem_rd(name))
 }
 
 /// Four identical back-to-back quick runs under load (recorded). Read
@@ -175,19 +183,18 @@ fn recorded(c: recorded_curves::Curve) -> Vec<SweepPoint> {
 /// past the last cache, and a memory latency.
 #[test]
 fn recorded_runs_that_flipped_now_agree() {
-    use recorded_curves::*;
     let old = |c| detect_levels_per_grid_point(&curve_of(&recorded(c)), 0.25);
     fn curve_of(p: &[SweepPoint]) -> Vec<(u64, f64)> {
         p.iter().map(|p| (p.size, p.headline)).collect()
     }
-    let (old1, old2) = (old(RAND_PAGE_1), old(RAND_PAGE_2));
+    let (old1, old2) = (old("RAND_PAGE_1"), old("RAND_PAGE_2"));
     assert_ne!(old1.len(), old2.len(), "{old1:?} {old2:?}");
     assert_ne!(old1[2], old2[2]);
     let runs = [
-        (RAND_1, RAND_PAGE_1),
-        (RAND_2, RAND_PAGE_2),
-        (RAND_3, RAND_PAGE_3),
-        (RAND_4, RAND_PAGE_4),
+        ("RAND_1", "RAND_PAGE_1"),
+        ("RAND_2", "RAND_PAGE_2"),
+        ("RAND_3", "RAND_PAGE_3"),
+        ("RAND_4", "RAND_PAGE_4"),
     ];
     let derived: Vec<Vec<Measurement>> = runs
         .iter()
@@ -213,15 +220,7 @@ fn recorded_runs_that_flipped_now_agree() {
             assert!(m.extra["confidence"] >= MIN_CONFIDENCE);
         }
     }
-    assert_eq!(
-        names(&derived[0]),
-        [
-            "lat_mem_rd/level:L1/stride:rand",
-            "lat_mem_rd/level:L2/stride:rand",
-            "lat_mem_rd/level:L3/stride:rand",
-            "lat_mem_rd/level:mem/stride:rand"
-        ]
-    );
+    assert_eq!(names(&derived[0]), LEVELS_AND_MEMORY);
     // Where a level is a figure, it is at one place (within one grid
     // step); under this load the L3 is not detected in any run.
     for k in 0..3 {
@@ -260,15 +259,7 @@ fn a_level_not_confirmed_keeps_its_name_and_no_number() {
         ("rand_page", clean(&grid, twin)),
     ];
     let d = derive_from(&sweeps, &os(), min_of);
-    assert_eq!(
-        names(&d),
-        [
-            "lat_mem_rd/level:L1/stride:rand",
-            "lat_mem_rd/level:L2/stride:rand",
-            "lat_mem_rd/level:L3/stride:rand",
-            "lat_mem_rd/level:mem/stride:rand"
-        ]
-    );
+    assert_eq!(names(&d), LEVELS_AND_MEMORY);
     let why = d[1].invalid.as_deref().expect("L2 is no figure");
     assert!(
         why.starts_with("not detected: its step at 1 MiB: 0 % of resampled curves"),
@@ -283,6 +274,16 @@ fn a_level_not_confirmed_keeps_its_name_and_no_number() {
         .warnings
         .iter()
         .any(|w| w.code == "cache-levels-differ"));
+}
+
+/// L1 and L2 are figures, the L3 not detected as a share of the OS's.
+fn assert_l3_is_a_share(d: &[Measurement]) {
+    assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
+    let why = d[2].invalid.as_deref().expect("the L3 share is no figure");
+    assert!(
+        why.contains("at most 1/2 of the 32 MiB the OS reports for L3"),
+        "{why}"
+    );
 }
 
 /// The development guest's L3 (32 MiB, shared with other tenants) ends
@@ -300,21 +301,8 @@ fn a_shared_caches_share_is_no_level() {
             &os(),
             min_of,
         );
-        assert_eq!(
-            names(&d),
-            [
-                "lat_mem_rd/level:L1/stride:rand",
-                "lat_mem_rd/level:L2/stride:rand",
-                "lat_mem_rd/level:L3/stride:rand",
-                "lat_mem_rd/level:mem/stride:rand"
-            ]
-        );
-        assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
-        let why = d[2].invalid.as_deref().expect("the L3 share is no figure");
-        assert!(
-            why.contains("at most 1/2 of the 32 MiB the OS reports for L3"),
-            "{why}"
-        );
+        assert_eq!(names(&d), LEVELS_AND_MEMORY);
+        assert_l3_is_a_share(&d);
     }
     // At the size the OS reports it is a figure.
     let d = derive_from(&[("rand", clean(&grid, staircase))], &os(), min_of);
@@ -330,28 +318,9 @@ fn a_shared_caches_share_is_no_level() {
 fn a_share_in_any_round_is_no_level() {
     let grid = quick_grid();
     for ends in [[16u64, 24, 24], [16, 16, 24]] {
-        let rounds: Vec<Vec<SweepPoint>> = ends
-            .iter()
-            .map(|&e| clean(&grid, share_of_l3(e << 20)))
-            .collect();
-        let points: Vec<SweepPoint> = (0..grid.len())
-            .map(|i| {
-                let minima: Vec<f64> = rounds.iter().map(|r| r[i].headline).collect();
-                SweepPoint {
-                    size: grid[i],
-                    samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
-                    rounds: (0..3u32).flat_map(|r| [r; 5]).collect(),
-                    headline: median(&minima),
-                }
-            })
-            .collect();
+        let points = in_rounds(&grid, ends.map(|e| clean(&grid, share_of_l3(e << 20))));
         let d = derive_from(&[("rand", points)], &os(), median);
-        assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
-        let why = d[2].invalid.as_deref().expect("the L3 share is no figure");
-        assert!(
-            why.contains("at most 1/2 of the 32 MiB the OS reports for L3"),
-            "{why}"
-        );
+        assert_l3_is_a_share(&d);
     }
 }
 
@@ -377,24 +346,14 @@ fn a_round_that_leaves_the_plateau_early_makes_a_share() {
             }
         }
     };
-    let in_rounds = |round_curves: [Vec<SweepPoint>; 3]| -> Vec<SweepPoint> {
-        (0..grid.len())
-            .map(|i| {
-                let minima: Vec<f64> = round_curves.iter().map(|r| r[i].headline).collect();
-                SweepPoint {
-                    size: grid[i],
-                    samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
-                    rounds: (0..3u32).flat_map(|r| [r; 5]).collect(),
-                    headline: median(&minima),
-                }
-            })
-            .collect()
-    };
-    let points = in_rounds([
-        clean(&grid, two_steps(12)),
-        clean(&grid, staircase_at_12_ns),
-        clean(&grid, staircase_at_12_ns),
-    ]);
+    let points = in_rounds(
+        &grid,
+        [
+            clean(&grid, two_steps(12)),
+            clean(&grid, staircase_at_12_ns),
+            clean(&grid, staircase_at_12_ns),
+        ],
+    );
     let d = derive_from(&[("rand", points)], &os(), median);
     assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
     assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
@@ -410,11 +369,14 @@ fn a_round_that_leaves_the_plateau_early_makes_a_share() {
         524_289..=1_048_576 => 5.5,
         _ => staircase_at_12_ns(s),
     };
-    let points = in_rounds([
-        clean(&grid, early_l2),
-        clean(&grid, staircase_at_12_ns),
-        clean(&grid, staircase_at_12_ns),
-    ]);
+    let points = in_rounds(
+        &grid,
+        [
+            clean(&grid, early_l2),
+            clean(&grid, staircase_at_12_ns),
+            clean(&grid, staircase_at_12_ns),
+        ],
+    );
     let d = derive_from(&[("rand", points)], &os(), median);
     let got: Vec<Option<f64>> = d
         .iter()
@@ -439,50 +401,19 @@ fn staircase_at_12_ns(s: u64) -> f64 {
 
 #[test]
 fn stride_larger_than_set_is_refused() {
-    let sel = crate::select(
-        &["lat_mem_rd/stride:512/size:512".into()],
-        &RunContext::default(),
-        1,
-    )
-    .unwrap();
-    assert!(sel.cases[0]
-        .family
-        .make(&sel.cases[0].point, &RunContext::default())
-        .is_ok());
+    built("lat_mem_rd/stride:512/size:512");
     let p = Point(vec![
-        (
-            "stride",
-            crate::params::Value {
-                text: "512".into(),
-                num: 0,
-            },
-        ),
-        (
-            "size",
-            crate::params::Value {
-                text: "256".into(),
-                num: 256,
-            },
-        ),
+        ("stride", crate::params::Value::new("512", 0)),
+        ("size", crate::params::Value::new("256", 256)),
     ]);
     assert!(build(&p, &RunContext::default()).is_err());
 }
 
 #[test]
 fn too_large_a_working_set_is_refused_in_build() {
-    let sel = crate::select(
-        &["lat_mem_rd/stride:64/size:64g".into()],
-        &RunContext::default(),
-        1,
-    )
-    .unwrap();
     let avail = touchstone_results::host::available_memory_bytes().unwrap_or(u64::MAX);
     if avail < 64 << 30 {
-        let e = sel.cases[0]
-            .family
-            .make(&sel.cases[0].point, &RunContext::default())
-            .err()
-            .expect("refused");
+        let e = refusal("lat_mem_rd/stride:64/size:64g");
         assert!(e.contains("MemAvailable"), "{e}");
     }
 }

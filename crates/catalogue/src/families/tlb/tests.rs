@@ -1,8 +1,5 @@
 use super::*;
-use crate::support::recorded_tlb::{
-    Curve, TLB_DEFAULT, TLB_QUICK, TLB_QUICK_ROUNDS_READ_2048, TLB_QUICK_ROUNDS_READ_3072,
-    TLB_ROUNDS_READ_3072, TLB_ROUNDS_READ_4096,
-};
+use crate::support::recorded_curves;
 
 fn clean(curve: &[(u64, f64)]) -> Vec<SweepPoint> {
     curve
@@ -70,15 +67,7 @@ fn entries_from_a_synthetic_curve() {
 /// pages begins), and the cache step set aside.
 #[test]
 fn the_l1d_overflow_is_not_a_tlb_level() {
-    let points: Vec<SweepPoint> = TLB_QUICK
-        .iter()
-        .map(|(s, v)| SweepPoint {
-            size: *s,
-            samples: v.to_vec(),
-            rounds: Vec::new(),
-            headline: min_of(v),
-        })
-        .collect();
+    let points = recorded("TLB_QUICK");
     let old = crate::support::cache_levels::detect_levels_per_grid_point(
         &points
             .iter()
@@ -139,8 +128,8 @@ fn tlbs(entries: &[u32]) -> Vec<Tlb> {
         .collect()
 }
 
-fn recorded(c: crate::support::recorded_tlb::Curve) -> Vec<SweepPoint> {
-    crate::support::cache_levels::recorded_sweep(c)
+fn recorded(name: &str) -> Vec<SweepPoint> {
+    crate::support::cache_levels::recorded_sweep(&recorded_curves::tlb(name))
 }
 
 /// A staircase over `grid`: 1 ns up to `l1` pages, 3 ns up to `l2`,
@@ -192,7 +181,7 @@ fn staircase_to_the_l2_cache() -> Vec<(u64, f64)> {
 /// itself set aside, one grid step away as promised.
 #[test]
 fn the_l2_cache_step_one_grid_step_away_is_no_tlb_level() {
-    let points = recorded(TLB_DEFAULT);
+    let points = recorded("TLB_DEFAULT");
     let d = derive_with_cpuid(&points, &[96, 128]);
     let got: Vec<(&str, f64)> = d.iter().map(|m| (m.name.as_str(), m.value())).collect();
     assert_eq!(got, [("tlb/level:L1", 96.0), ("tlb/level:L2", 3072.0)]);
@@ -418,13 +407,14 @@ fn the_l2_tlb_is_placed_alike_when_a_round_straddles_a_page_count() {
 
 /// A sweep measured in rounds from each round's minimum per point (one
 /// figure per round; the headline their median, as the harness stores it).
-fn rounds_of(c: Curve) -> Vec<SweepPoint> {
-    c.iter()
+fn rounds_of(name: &str) -> Vec<SweepPoint> {
+    recorded_curves::tlb(name)
+        .into_iter()
         .map(|(size, minima)| SweepPoint {
-            size: *size,
-            samples: minima.to_vec(),
+            size,
             rounds: (0..minima.len() as u32).collect(),
-            headline: crate::support::cache_levels::median(minima),
+            headline: crate::support::cache_levels::median(&minima),
+            samples: minima,
         })
         .collect()
 }
@@ -438,10 +428,10 @@ fn rounds_of(c: Curve) -> Vec<SweepPoint> {
 #[test]
 fn the_l2_tlb_reads_one_place_in_every_stored_run() {
     let runs = [
-        (TLB_ROUNDS_READ_4096, 4096, 6144),
-        (TLB_ROUNDS_READ_3072, 3072, 6144),
-        (TLB_QUICK_ROUNDS_READ_2048, 2048, 8192),
-        (TLB_QUICK_ROUNDS_READ_3072, 3072, 8192),
+        ("TLB_ROUNDS_READ_4096", 4096, 6144),
+        ("TLB_ROUNDS_READ_3072", 3072, 6144),
+        ("TLB_QUICK_ROUNDS_READ_2048", 2048, 8192),
+        ("TLB_QUICK_ROUNDS_READ_3072", 3072, 8192),
     ];
     for (curve, at_onset, next) in runs {
         let points = rounds_of(curve);

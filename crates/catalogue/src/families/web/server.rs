@@ -14,7 +14,7 @@ use touchstone_harness::{BenchError, Fallible};
 use crate::support::http::{self, parse_decimal, parse_request, Method, Out};
 use crate::support::server_workers;
 use crate::support::sockets::{self, set_nodelay};
-use crate::support::sys::{check, close, cstring};
+use crate::support::sys::{self, check, close};
 use crate::support::web_files::{file_index, MappedSet, CLASSES, FILES_PER_CLASS};
 
 /// Largest request (head and body) a connection buffers.
@@ -33,18 +33,8 @@ pub const POST_PAGE_BYTES: usize = 96;
 /// The POSTs' log: appended to by every server thread (O_APPEND makes each
 /// record's write atomic).
 pub fn open_log(path: &Path) -> Fallible<RawFd> {
-    let c = cstring(path)?;
-    // SAFETY: opening a file by a valid C string.
-    check(
-        unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
-                0o600,
-            )
-        },
-        "open the POST log",
-    )
+    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT;
+    sys::open_as("open the POST log", path, flags)
 }
 
 /// Serve the file set `set` on `listener` with `threads` threads until

@@ -252,8 +252,7 @@ mod tests {
             .unwrap();
         assert_eq!(hist.len(), 2 * offs.len() as u64, "each completion once");
         let mut file = vec![0u8; 64 * bs];
-        // SAFETY: reading into our buffer from our descriptor.
-        let r = unsafe { libc::pread(fd, file.as_mut_ptr() as *mut libc::c_void, file.len(), 0) };
+        let r = sys::read_at(fd, &mut file, 0);
         sys::close(fd);
         assert_eq!(r, file.len() as isize);
         for (b, block) in file.chunks(bs).enumerate() {

@@ -73,15 +73,7 @@ pub fn fill(fd: RawFd, size: u64, buf: &[u8], dir: &Path) -> Fallible {
     let mut off = 0u64;
     while off < size {
         let want = (size - off).min(buf.len() as u64) as usize;
-        // SAFETY: writing from our buffer.
-        let r = unsafe {
-            libc::pwrite(
-                fd,
-                buf.as_ptr() as *const libc::c_void,
-                want,
-                off as libc::off_t,
-            )
-        };
+        let r = sys::write_at(fd, &buf[..want], off);
         if r < 0 {
             return Err(write_error(dir, "writing the test file"));
         }
@@ -208,8 +200,7 @@ mod tests {
         let fd = test_file(dir.path(), "layout", size, 0, 32 << 10).unwrap();
         let cached = resident_fraction(fd, size).unwrap();
         let mut got = vec![0u8; size as usize];
-        // SAFETY: reading into our buffer from our descriptor.
-        let r = unsafe { libc::pread(fd, got.as_mut_ptr() as *mut libc::c_void, got.len(), 0) };
+        let r = sys::read_at(fd, &mut got, 0);
         sys::close(fd);
         assert_eq!(r, size as isize);
         assert!(got.iter().all(|&b| b == 0x5a), "laid out in full");

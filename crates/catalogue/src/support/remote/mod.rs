@@ -398,10 +398,7 @@ impl Benchmark for RemoteCase {
 
     fn cleanup(&mut self) {
         self.serve_cpu = None;
-        if self.fd >= 0 {
-            sys::close(self.fd);
-            self.fd = -1;
-        }
+        sys::close_and_clear(&mut self.fd);
     }
 }
 
