@@ -462,22 +462,6 @@ fn real_curve_rises_past_l1() {
     panic!("curve does not rise past the OS's L1 ({l1} B) where detected: {seen:?}");
 }
 
-/// A sweep measured in rounds, one clean curve per round: each point's
-/// samples five of each round's figure, its headline their median.
-fn in_rounds_of(grid: &[u64], curves: &[Vec<SweepPoint>]) -> Vec<SweepPoint> {
-    (0..grid.len())
-        .map(|i| {
-            let minima: Vec<f64> = curves.iter().map(|r| r[i].headline).collect();
-            SweepPoint {
-                size: grid[i],
-                samples: minima.iter().flat_map(|&v| [v; 5]).collect(),
-                rounds: (0..curves.len() as u32).flat_map(|r| [r; 5]).collect(),
-                headline: median(&minima),
-            }
-        })
-        .collect()
-}
-
 /// In a virtual machine the L3 is the host's, and the share of it the
 /// guest holds moves with the other tenants: the 2-CPU guest's 32 MiB L3
 /// read whole in one quick run of five (every round agreeing) and as a
@@ -518,9 +502,9 @@ fn a_private_caches_slowed_round_is_no_share() {
         262_145..=1_048_576 => 5.5,
         _ => staircase_at_12_ns(s),
     };
-    let points = in_rounds_of(
+    let points = in_rounds(
         &grid,
-        &[
+        [
             clean(&grid, slowed),
             clean(&grid, staircase_at_12_ns),
             clean(&grid, staircase_at_12_ns),
