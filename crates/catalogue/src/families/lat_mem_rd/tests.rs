@@ -87,6 +87,13 @@ fn in_rounds(grid: &[u64], round_curves: [Vec<SweepPoint>; 3]) -> Vec<SweepPoint
         .collect()
 }
 
+/// Three rounds of the guest's levels (`staircase_at_12_ns`), the first
+/// of them `odd`.
+fn one_odd_round(grid: &[u64], odd: impl Fn(u64) -> f64) -> Vec<SweepPoint> {
+    let usual = || clean(grid, staircase_at_12_ns);
+    in_rounds(grid, [clean(grid, odd), usual(), usual()])
+}
+
 fn os() -> [Cache; 3] {
     [cache(1, 48 << 10), cache(2, 1 << 20), cache(3, 32 << 20)]
 }
@@ -346,14 +353,7 @@ fn a_round_that_leaves_the_plateau_early_makes_a_share() {
             }
         }
     };
-    let points = in_rounds(
-        &grid,
-        [
-            clean(&grid, two_steps(12)),
-            clean(&grid, staircase_at_12_ns),
-            clean(&grid, staircase_at_12_ns),
-        ],
-    );
+    let points = one_odd_round(&grid, two_steps(12));
     let d = derive_from(&[("rand", points)], &os(), median);
     assert!(d[0].invalid.is_none() && d[1].invalid.is_none(), "{d:?}");
     assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
@@ -369,14 +369,7 @@ fn a_round_that_leaves_the_plateau_early_makes_a_share() {
         524_289..=1_048_576 => 5.5,
         _ => staircase_at_12_ns(s),
     };
-    let points = in_rounds(
-        &grid,
-        [
-            clean(&grid, early_l2),
-            clean(&grid, staircase_at_12_ns),
-            clean(&grid, staircase_at_12_ns),
-        ],
-    );
+    let points = one_odd_round(&grid, early_l2);
     let d = derive_from(&[("rand", points)], &os(), median);
     let got: Vec<Option<f64>> = d
         .iter()
@@ -502,14 +495,7 @@ fn a_private_caches_slowed_round_is_no_share() {
         262_145..=1_048_576 => 5.5,
         _ => staircase_at_12_ns(s),
     };
-    let points = in_rounds(
-        &grid,
-        [
-            clean(&grid, slowed),
-            clean(&grid, staircase_at_12_ns),
-            clean(&grid, staircase_at_12_ns),
-        ],
-    );
+    let points = one_odd_round(&grid, slowed);
     let sweeps = [("rand", points)];
     let why = derive_from(&sweeps, &os(), median)[1]
         .invalid
