@@ -181,15 +181,20 @@ fn signal(run: &Child, sig: libc::c_int) {
     unsafe { libc::kill(run.id() as i32, sig) };
 }
 
+/// An IPC namespace of the test's own and a sandbox to run in; None
+/// (the test skips, as `IpcNamespace::new` says why) where none can be made.
+fn namespace_and_sandbox() -> Option<(IpcNamespace, Sandbox)> {
+    Some((IpcNamespace::new()?, Sandbox::new()))
+}
+
 /// `touchstone run lat_sem -r 50 & sleep 2; kill -INT %1; ipcs -s` showed
 /// the set left behind: the record that would remove it went with the
 /// scratch directory. Ctrl-C and SIGTERM now leave nothing.
 #[test]
 fn lat_sem_stopped_by_ctrl_c_or_sigterm_leaves_no_semaphore_set() {
-    let Some(ns) = IpcNamespace::new() else {
+    let Some((ns, s)) = namespace_and_sandbox() else {
         return;
     };
-    let s = Sandbox::new();
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let (code, left) = stopped_run(&ns, &s, &["run", "lat_sem", "-r", "50"], |run| {
             signal(run, sig)
@@ -206,10 +211,9 @@ fn lat_sem_stopped_by_ctrl_c_or_sigterm_leaves_no_semaphore_set() {
 /// the measurement fails, and the set goes with the scratch directory.
 #[test]
 fn lat_sem_whose_benchmark_process_crashes_leaves_no_semaphore_set() {
-    let Some(ns) = IpcNamespace::new() else {
+    let Some((ns, s)) = namespace_and_sandbox() else {
         return;
     };
-    let s = Sandbox::new();
     // One case, long enough to be caught with its set: the run then ends
     // with the failed case (a second case would run on, tens of seconds).
     let args = ["run", "lat_sem/cpus:same", "-r", "500"];
@@ -229,10 +233,9 @@ fn lat_sem_whose_benchmark_process_crashes_leaves_no_semaphore_set() {
 /// the middle of a trial leaves nothing either.
 #[test]
 fn rt_dispatch_via_sem_stopped_by_ctrl_c_leaves_no_semaphore_set() {
-    let Some(ns) = IpcNamespace::new() else {
+    let Some((ns, s)) = namespace_and_sandbox() else {
         return;
     };
-    let s = Sandbox::new();
     let (code, left) = stopped_run(
         &ns,
         &s,

@@ -100,11 +100,18 @@ fn a_store_named_through_a_link_is_guarded_by_its_real_files() {
     assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
 }
 
-#[test]
-fn a_store_in_a_missing_directory_is_refused_and_nothing_is_created() {
+/// A sandbox holding one run's document (`a.json`), and its path.
+fn sandbox_with_a_document() -> (Sandbox, String) {
     let s = Sandbox::new();
     let doc = document_file(&s, "a.json", "00000000000000aa", "a");
-    let doc = doc.to_str().unwrap();
+    let doc = doc.to_str().unwrap().to_string();
+    (s, doc)
+}
+
+#[test]
+fn a_store_in_a_missing_directory_is_refused_and_nothing_is_created() {
+    let (s, doc) = sandbox_with_a_document();
+    let doc = doc.as_str();
     let db = s.path("nonexistent/dir/x.sqlite");
     let db = db.to_str().unwrap();
     for args in [
@@ -233,9 +240,8 @@ fn outputs_write_through_special_files_and_follow_links() {
 
 #[test]
 fn a_store_must_be_a_regular_file_or_a_new_path() {
-    let s = Sandbox::new();
-    let doc = document_file(&s, "a.json", "00000000000000aa", "a");
-    let doc = doc.to_str().unwrap();
+    let (s, doc) = sandbox_with_a_document();
+    let doc = doc.as_str();
     let fifo = s.path("fifo");
     mkfifo(&fifo);
     let mut places = vec![(fifo, "FIFO")];
