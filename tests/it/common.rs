@@ -110,6 +110,18 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// That the command succeeded and its standard output says each of
+/// `phrases`; that output.
+#[track_caller]
+pub fn succeeded_saying(o: &Output, phrases: &[&str]) -> String {
+    assert!(o.status.success(), "{}", text(o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    for phrase in phrases {
+        assert!(out.contains(phrase), "{phrase:?} not in: {out}");
+    }
+    out
+}
+
 /// That the command's output (standard output and error) says `phrase`.
 #[track_caller]
 pub fn assert_says(o: &Output, phrase: &str) {
