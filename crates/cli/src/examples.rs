@@ -193,39 +193,3 @@ Examples:
 A change point is where E-divisive means splits the series and a permutation
 test finds the split significant (p <= 0.01); 'what changed' is the difference
 between the fingerprints of the runs either side (docs/reports.md).";
-
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use crate::args::Cli;
-
-    /// Every command's path (`touchstone fleet run`) and its long help.
-    fn every_help(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
-        let path = format!("{path} {}", cmd.get_name()).trim().to_string();
-        out.push((path.clone(), cmd.render_long_help().to_string()));
-        for sub in cmd.get_subcommands_mut().filter(|c| !c.is_hide_set()) {
-            every_help(sub, &path, out);
-        }
-    }
-
-    #[test]
-    fn every_commands_long_help_ends_with_examples_of_itself() {
-        let mut cli = Cli::command().disable_help_subcommand(true);
-        cli.build();
-        let mut helps = Vec::new();
-        every_help(&mut cli, "", &mut helps);
-        assert!(helps.len() >= 20, "{}", helps.len());
-        for (path, help) in &helps {
-            let examples = help
-                .split_once("\nExamples:\n")
-                .unwrap_or_else(|| panic!("`{path} --help` has no Examples section"))
-                .1;
-            // Each shows the command it documents (the main page, any).
-            assert!(
-                examples.contains(&format!("  {path}")),
-                "`{path} --help`: no example of `{path}`:\n{examples}"
-            );
-        }
-    }
-}
