@@ -135,8 +135,10 @@ pub fn unmap(p: *const u8, len: usize) {
 }
 
 /// Read one byte of every page of `[p, p+len)` (volatile: each read must
-/// happen); returns their sum so the caller can keep it alive.
+/// happen); returns their sum so the caller can keep it alive. Callers
+/// pass a mapping `map` made and keep it mapped while they call.
 #[inline]
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn touch_pages(p: *const u8, len: usize, page: usize) -> u64 {
     let mut s = 0u64;
     let mut off = 0;
