@@ -60,7 +60,7 @@ pub fn run_columns(m: &Matrix, runs: &[usize]) -> Vec<String> {
 /// whatever else changed: a guest's host boosts less while its other
 /// tenants are busy (4,486 against 4,235 MHz in two quick runs of the
 /// development guest five minutes apart, and every CPU-bound figure of the
-/// second 3-7 % slower).
+/// second 3-9 % slower).
 pub fn run_legend(m: &Matrix, order: &[usize]) -> String {
     let mhz = m
         .columns
