@@ -448,3 +448,43 @@ fn the_l2_tlb_reads_one_place_in_every_stored_run() {
         assert_eq!(d[1].extra["next_pages"], next as f64);
     }
 }
+
+/// A virtual machine whose cpuid describes no TLB (the Intel guest's leaf
+/// 0x18 reads zeros) read its L1 at 64 or 96 pages and its L2 at 1,536,
+/// 2,048 or nowhere from run to run. There every step that would be a
+/// level is stored as not detected, with why; on a machine of its own (or
+/// a guest whose cpuid reports its TLBs) the same curve gives the levels.
+#[test]
+fn a_guest_that_reports_no_tlb_gets_no_tlb_level() {
+    let c: Vec<(u64, f64)> = grid(false)
+        .iter()
+        .map(|&p| {
+            (
+                p,
+                if p <= 96 {
+                    1.0
+                } else if p <= 2048 {
+                    3.5
+                } else {
+                    20.0
+                },
+            )
+        })
+        .collect();
+    let on_its_own = derive_on(&clean(&c), 4096, &LINES, "cpuid", &[], false);
+    assert!(
+        on_its_own.iter().all(|m| m.invalid.is_none()),
+        "{on_its_own:?}"
+    );
+    let guest = derive_on(&clean(&c), 4096, &LINES, "cpuid", &[], true);
+    let names: Vec<&str> = guest.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["tlb/level:L1", "tlb/level:L2"], "{guest:?}");
+    for m in &guest {
+        let why = m.invalid.as_deref().expect("no figure");
+        assert!(why.contains("reports no TLB"), "{why}");
+    }
+    assert_eq!(guest[1].extra["step_pages"], 2048.0);
+    // A guest whose cpuid reports them keeps its levels.
+    let reported = derive_on(&clean(&c), 4096, &LINES, "cpuid", &tlbs(&[96, 2048]), true);
+    assert!(reported.iter().all(|m| m.invalid.is_none()), "{reported:?}");
+}
