@@ -456,27 +456,13 @@ fn the_l2_tlb_reads_one_place_in_every_stored_run() {
 /// a guest whose cpuid reports its TLBs) the same curve gives the levels.
 #[test]
 fn a_guest_that_reports_no_tlb_gets_no_tlb_level() {
-    let c: Vec<(u64, f64)> = grid(false)
-        .iter()
-        .map(|&p| {
-            (
-                p,
-                if p <= 96 {
-                    1.0
-                } else if p <= 2048 {
-                    3.5
-                } else {
-                    20.0
-                },
-            )
-        })
-        .collect();
-    let on_its_own = derive_on(&clean(&c), 4096, &LINES, "cpuid", &[], false);
+    let points = staircase(&grid(false), 96, 2048);
+    let on_its_own = derive_on(&points, 4096, &LINES, "cpuid", &[], false);
     assert!(
         on_its_own.iter().all(|m| m.invalid.is_none()),
         "{on_its_own:?}"
     );
-    let guest = derive_on(&clean(&c), 4096, &LINES, "cpuid", &[], true);
+    let guest = derive_on(&points, 4096, &LINES, "cpuid", &[], true);
     let names: Vec<&str> = guest.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["tlb/level:L1", "tlb/level:L2"], "{guest:?}");
     for m in &guest {
@@ -485,6 +471,6 @@ fn a_guest_that_reports_no_tlb_gets_no_tlb_level() {
     }
     assert_eq!(guest[1].extra["step_pages"], 2048.0);
     // A guest whose cpuid reports them keeps its levels.
-    let reported = derive_on(&clean(&c), 4096, &LINES, "cpuid", &tlbs(&[96, 2048]), true);
+    let reported = derive_on(&points, 4096, &LINES, "cpuid", &tlbs(&[96, 2048]), true);
     assert!(reported.iter().all(|m| m.invalid.is_none()), "{reported:?}");
 }
