@@ -714,7 +714,7 @@ mod tests {
                         noise,
                     );
                     f.group = group.to_string();
-                    let sigma = touchstone_results::stats::run_level_spread(group);
+                    let sigma = touchstone_results::stats::run_level_spread(group, false);
                     f.summary.rounds = f
                         .summary
                         .rounds

@@ -62,6 +62,15 @@ impl Built {
         self.cost.setup_bytes = bytes;
         self
     }
+    /// The bytes the timed loop walks, where that decides which cache
+    /// serves it: one in a cache the host's other tenants share takes the
+    /// run-level term measured for such figures
+    /// (`support::tenants::tenants_share`).
+    pub fn with_working_set(mut self, bytes: u64) -> Built {
+        let shared = crate::support::tenants::tenants_share(bytes);
+        self.shape = self.shape.with_tenants_share_cache(shared);
+        self
+    }
     /// About how long one iteration takes, when it can be long (`Cost`).
     pub fn with_iteration_ns(mut self, ns: u64) -> Built {
         self.cost.iteration_ns = ns;

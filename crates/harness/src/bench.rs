@@ -120,6 +120,12 @@ pub struct Shape {
     /// interval, whatever the plan's (e.g. cross-CPU wake-ups on a virtual
     /// machine, whose cost settles only after the host has adapted).
     pub warmup_ns: u64,
+    /// The timed loop's working set lies in a cache that a virtual
+    /// machine shares with the host's other tenants (its last-level
+    /// cache): what they do moves the figure from run to run, so it takes
+    /// the run-level term measured for such figures
+    /// (`touchstone_results::stats::run_level_spread`).
+    pub tenants_share_cache: bool,
 }
 
 impl Shape {
@@ -133,6 +139,7 @@ impl Shape {
             fixed_iterations: None,
             switches_by_design: false,
             warmup_ns: 0,
+            tenants_share_cache: false,
         }
     }
     /// Bandwidth of `bytes` per iteration.
@@ -145,6 +152,7 @@ impl Shape {
             fixed_iterations: None,
             switches_by_design: false,
             warmup_ns: 0,
+            tenants_share_cache: false,
         }
     }
     /// A rate of `ops` per iteration, in `unit` after dividing ops/s by `scale`.
@@ -157,6 +165,7 @@ impl Shape {
             fixed_iterations: None,
             switches_by_design: false,
             warmup_ns: 0,
+            tenants_share_cache: false,
         }
     }
     pub fn with_enough_ns(mut self, ns: u64) -> Shape {
@@ -175,6 +184,11 @@ impl Shape {
     /// See `warmup_ns`.
     pub fn with_warmup_ns(mut self, ns: u64) -> Shape {
         self.warmup_ns = ns;
+        self
+    }
+    /// See `tenants_share_cache`.
+    pub fn with_tenants_share_cache(mut self, shared: bool) -> Shape {
+        self.tenants_share_cache = shared;
         self
     }
     pub fn with_fixed_iterations(mut self, n: u64) -> Shape {

@@ -326,10 +326,10 @@ impl CaseRounds {
         }
         let mut summary = Summary::of_rounds(&combined, &rounds, shape.statistic)
             .ok_or_else(|| invalid_error("the benchmark produced no samples".into()))?;
-        // What moves a whole run and its rounds cannot see, for the group.
-        summary.rounds = summary
-            .rounds
-            .map(|r| r.with_run_level(run_level_spread(&label.group)));
+        // What moves a whole run and its rounds cannot see, for the group
+        // (and for a working set in a cache the host's other tenants share).
+        let run_level = run_level_spread(&label.group, shape.tenants_share_cache);
+        summary.rounds = summary.rounds.map(|r| r.with_run_level(run_level));
         warnings.extend(checks::check_ci(&summary));
         if summary.rounds.is_none() {
             // Over rounds the headline's interval comes from the rounds,
@@ -468,6 +468,45 @@ mod tests {
     /// (11.5 µs) exceeded its 16-process ring (4.8 µs) and a 0 ns context
     /// switch was stored as a figure. It is now marked invalid, with both
     /// figures in the reason.
+    /// A working set in a cache the host's other tenants share takes the
+    /// run-level term measured for such figures, others their group's.
+    #[test]
+    fn a_working_set_the_tenants_share_takes_its_own_run_level_term() {
+        use crate::{Fallible, NoObserver};
+        struct Spin(u64);
+        impl Benchmark for Spin {
+            fn run(&mut self, n: u64) -> Fallible {
+                for i in 0..n * 20 {
+                    self.0 = std::hint::black_box(self.0.wrapping_add(i));
+                }
+                Ok(())
+            }
+        }
+        let label = CaseLabel {
+            name: "lat_mem_rd/size:12m".into(),
+            benchmark: "lat_mem_rd".into(),
+            group: "mem_lat".into(),
+            params: BTreeMap::new(),
+        };
+        let plan = Plan {
+            repetitions: 2,
+            rounds: 2,
+            target_ns: 200_000,
+            min_interval_ns: 50_000,
+            warmup_ns: 0,
+            ..Plan::default()
+        };
+        let term = |shared: bool| {
+            let shape = Shape::latency(1.0).with_tenants_share_cache(shared);
+            let m =
+                measure_case(&label, &mut Spin(0), &shape, None, &plan, &mut NoObserver).unwrap();
+            m.summary.rounds.expect("two rounds").run_level
+        };
+        assert_eq!(term(false), run_level_spread("mem_lat", false));
+        assert_eq!(term(true), run_level_spread("mem_lat", true));
+        assert!(term(true) > term(false));
+    }
+
     #[test]
     fn an_overhead_larger_than_the_ring_is_invalid_not_zero() {
         let mut ring = around(4_800.0);

@@ -290,7 +290,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         // only ever takes bandwidth away.
         Shape::bandwidth(bytes_per_pass(op, size)).with_statistic(Statistic::Max),
     )
-    .with_setup_bytes(footprint(op, size)))
+    .with_setup_bytes(footprint(op, size))
+    .with_working_set(footprint(op, size)))
 }
 
 pub const FAMILY: Family = Family {

@@ -119,7 +119,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
     // took 200-270 ms for one stream and 370-500 ms for two beyond its
     // 32 ms of intervals (load 2, 2 CPUs), what SETUP_NS_PER_BYTE makes of
     // the streams' bytes together, so the threads' faults do not overlap.
-    .with_setup_bytes((streams * size) as u64))
+    .with_setup_bytes((streams * size) as u64)
+    .with_working_set((streams * size) as u64))
 }
 
 pub const FAMILY: Family = Family {

@@ -23,6 +23,7 @@ use crate::support::cache_levels::{
 use crate::support::memory::{Order, Pages};
 use crate::support::pointer_chase::{Chase, CHAIN_SEED};
 use crate::support::sys::page_size;
+use crate::support::tenants::guest_llc;
 
 /// Element size of the random chains: one cache line on current machines.
 const ELEM: usize = 64;
@@ -56,6 +57,7 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         Pages::Default,
         CHAIN_SEED,
     )
+    .map(|b| b.with_working_set(size as u64))
 }
 
 /// The chains whose steps are read as cache levels, in order of
@@ -138,18 +140,6 @@ const SHARE: u64 = 2;
 const GUEST_LLC: &str =
     "a virtual machine's last-level cache is the host's, shared with its other \
      tenants: the share this guest holds moves between runs, so its capacity is not measured here";
-
-/// The level of a virtual machine's last-level cache when it is the host's
-/// (L3 or beyond, or shared by more than one CPU): its tenants take what
-/// they use of it, so the plateau this guest sees ends wherever they left
-/// it, from run to run. On the 2-CPU development guest the 32 MiB L3 read
-/// as a level in one quick run of five (a minute when the tenants were
-/// quiet, every round agreeing) and as a share in the others; no rule on
-/// one run's curve can tell that minute from a dedicated cache.
-fn guest_llc(os: &[touchstone_results::host::Cache]) -> Option<u32> {
-    let llc = os.iter().max_by_key(|c| c.level)?;
-    (llc.level >= 3 || llc.shared_by.is_some_and(|n| n > 1)).then_some(llc.level)
-}
 
 /// Cache levels and the memory latency found in the random chains, next to
 /// the OS's caches.

@@ -32,7 +32,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         elem: p.num("stride") as usize,
         page: page_size(),
     };
-    Chase::case("line", working_set(), order, Pages::Default, 11)
+    let size = working_set();
+    Chase::case("line", size, order, Pages::Default, 11).map(|b| b.with_working_set(size as u64))
 }
 
 /// The smallest stride whose latency is within 20 % of the plateau (the

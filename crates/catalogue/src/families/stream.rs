@@ -341,7 +341,8 @@ fn build(p: &Point, _: &RunContext) -> Result<Built, String> {
         // STREAM reports the best of its repetitions.
         Shape::bandwidth(bytes_per_pass(op, n)).with_statistic(Statistic::Max),
     )
-    .with_setup_bytes((n * 8 * op.arrays()) as u64))
+    .with_setup_bytes((n * 8 * op.arrays()) as u64)
+    .with_working_set((n * 8 * op.arrays()) as u64))
 }
 
 pub const FAMILY: Family = Family {

@@ -3,7 +3,7 @@
 //! system calls and errors, where processes run, loopback sockets, the
 //! ping-pong and one-way engines of the communication families, memory
 //! buffers and the pointer chase of the memory families, cache-level
-//! detection, scratch files and cached file sets, the I/O families' target
+//! detection and what a guest shares with the host's tenants, scratch files and cached file sets, the I/O families' target
 //! and sequences, what uses a block device (the guard of `io --device`),
 //! the real-time families' scheduling, the request/response server, and
 //! the web workload's file set, HTTP parsing and Zipf sampler.
@@ -35,5 +35,6 @@ pub mod scratch_file;
 pub mod server_workers;
 pub mod sockets;
 pub mod sys;
+pub mod tenants;
 pub mod web_files;
 pub mod zipf;
