@@ -547,3 +547,32 @@ fn a_step_within_one_grid_step_of_the_os_size_is_that_size() {
         .iter()
         .any(|w| w.code == "cache-size-disagrees"));
 }
+
+/// A round that misses a private cache's step (its L2 plateau gone, the
+/// host busy in that round) leaves two rounds of three: enough where the
+/// OS reports that cache private to one CPU within one grid step of the
+/// step (the OS the second witness), not where it does not say (a share
+/// of a shared cache moves between processes).
+#[test]
+fn two_rounds_of_three_confirm_a_private_cache_the_os_reports() {
+    let grid = quick_grid();
+    let no_l2 = |s: u64| {
+        if s > 48 << 10 && s <= 1 << 20 {
+            staircase_at_12_ns(2 << 20)
+        } else {
+            staircase_at_12_ns(s)
+        }
+    };
+    let sweeps = [("rand", one_odd_round(&grid, no_l2))];
+    let why = derive_from(&sweeps, &os(), median)[1]
+        .invalid
+        .clone()
+        .expect("not said to be private: three rounds of three");
+    assert!(why.contains("2 of its 3 rounds"), "{why}");
+    let mut private = os();
+    private[0].shared_by = Some(1);
+    private[1].shared_by = Some(1);
+    let d = derive_from(&sweeps, &private, median);
+    assert!(d[1].invalid.is_none(), "{d:?}");
+    assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
+}
