@@ -313,23 +313,26 @@ pub fn derive_on(
             why[i] = Some(GUEST_LLC.to_string());
             continue;
         }
-        // A cache private to one CPU is no share: a round that leaves its
-        // plateau early was slowed in that round (the host's other vCPU
-        // on the core's sibling thread, a preemption), and the median of
-        // the rounds already places the step past it. On the 16-CPU Intel
-        // guest one round in three read the private 48 KiB L1 at 24 KiB
-        // and the 2 MiB L2 at 384 KiB, and the rule made them not
-        // detected in one run of five each.
+        // In a cache private to one CPU a round that leaves its plateau
+        // early was slowed in that round (the host's other vCPU on the
+        // core's sibling thread, a preemption): only the median of the
+        // rounds places a share. On the 16-CPU Intel guest one round in
+        // three read the private 48 KiB L1 at 24 KiB and the 2 MiB L2 at
+        // 384 KiB (the rule on any round made them not detected in one run
+        // of five each); in another run every round's L2 ended at 1 MiB —
+        // half of it, what a tenant on the core's other thread left — and
+        // was printed as a 1 MiB L2.
         let private = os
             .iter()
             .find(|c| c.level == lv)
             .is_some_and(|c| c.shared_by == Some(1));
-        if why[i].is_some() || private {
+        if why[i].is_some() {
             continue;
         }
-        let placed = step
-            .rounds_span
-            .map_or(step.size, |(low, _)| low.min(step.size));
+        let placed = match step.rounds_span {
+            Some((low, _)) if !private => low.min(step.size),
+            _ => step.size,
+        };
         let below = (0..i).rev().find_map(|j| names[j].map(|_| found[j].size));
         let leaves = step
             .first_past(&grid, below)
@@ -340,15 +343,15 @@ pub fn derive_on(
             } else {
                 "at most".to_string()
             }
-        } else if let Some(p) = leaves {
+        } else if let Some(p) = leaves.filter(|_| !private) {
             format!("a round leaves its plateau at {}, under", bytes_text(p))
         } else {
             continue;
         };
         why[i] = Some(format!(
             "{round} 1/{SHARE} of the {} the OS reports for L{lv}: the share of the cache this \
-             process was left (a guest's shared cache), which moves between runs, not its \
-             capacity",
+             process was left (by a guest's other tenants, or by whatever runs on the core's \
+             other thread), which moves between runs, not its capacity",
             bytes_text(os_size)
         ));
     }
