@@ -497,18 +497,26 @@ fn a_private_caches_slowed_round_is_no_share() {
     };
     let points = one_odd_round(&grid, slowed);
     let sweeps = [("rand", points)];
-    let why = derive_from(&sweeps, &os(), median)[1]
+    not_a_level_unless_private(&sweeps, "a round leaves its plateau at 256 KiB");
+}
+
+/// The guest's caches with L1 and L2 private to one CPU, as the OS says.
+fn private() -> [Cache; 3] {
+    let mut p = os();
+    p[0].shared_by = Some(1);
+    p[1].shared_by = Some(1);
+    p
+}
+
+/// `sweeps` give no L2 where the OS does not say its caches are private
+/// (`why` names the reason), and a 1 MiB L2 where it says so.
+fn not_a_level_unless_private(sweeps: &[(&str, Vec<SweepPoint>)], why: &str) {
+    let shared = derive_from(sweeps, &os(), median)[1]
         .invalid
         .clone()
-        .expect("shared or unknown: a share");
-    assert!(
-        why.contains("a round leaves its plateau at 256 KiB"),
-        "{why}"
-    );
-    let mut private = os();
-    private[0].shared_by = Some(1);
-    private[1].shared_by = Some(1);
-    let d = derive_from(&sweeps, &private, median);
+        .expect("shared or unknown: not a level");
+    assert!(shared.contains(why), "{shared}");
+    let d = derive_from(sweeps, &private(), median);
     assert!(d[1].invalid.is_none(), "{d:?}");
     assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
 }
@@ -538,8 +546,7 @@ fn a_step_within_one_grid_step_of_the_os_size_is_that_size() {
             staircase(s)
         }
     };
-    let mut private = os();
-    private[0].shared_by = Some(1);
+    let private = private();
     let d = derive_from(&[("rand", clean(&grid, earlier))], &private, min_of);
     let why = d[0].invalid.clone().expect("half the L1: a share");
     assert!(why.contains("at most 1/2 of the 48 KiB"), "{why}");
@@ -554,6 +561,18 @@ fn a_step_within_one_grid_step_of_the_os_size_is_that_size() {
         .any(|w| w.code == "cache-size-disagrees"));
 }
 
+/// The guest's curve with its L2 plateau ending at `end` (none at the
+/// L1's 48 KiB): the L3's latency from there to 1 MiB.
+fn l2_ending_at(end: u64) -> impl Fn(u64) -> f64 {
+    move |s| {
+        if s > end && s <= 1 << 20 {
+            staircase_at_12_ns(2 << 20)
+        } else {
+            staircase_at_12_ns(s)
+        }
+    }
+}
+
 /// A round that misses a private cache's step (its L2 plateau gone, the
 /// host busy in that round) leaves two rounds of three: enough where the
 /// OS reports that cache private to one CPU within one grid step of the
@@ -562,25 +581,8 @@ fn a_step_within_one_grid_step_of_the_os_size_is_that_size() {
 #[test]
 fn two_rounds_of_three_confirm_a_private_cache_the_os_reports() {
     let grid = quick_grid();
-    let no_l2 = |s: u64| {
-        if s > 48 << 10 && s <= 1 << 20 {
-            staircase_at_12_ns(2 << 20)
-        } else {
-            staircase_at_12_ns(s)
-        }
-    };
-    let sweeps = [("rand", one_odd_round(&grid, no_l2))];
-    let why = derive_from(&sweeps, &os(), median)[1]
-        .invalid
-        .clone()
-        .expect("not said to be private: three rounds of three");
-    assert!(why.contains("2 of its 3 rounds"), "{why}");
-    let mut private = os();
-    private[0].shared_by = Some(1);
-    private[1].shared_by = Some(1);
-    let d = derive_from(&sweeps, &private, median);
-    assert!(d[1].invalid.is_none(), "{d:?}");
-    assert_eq!(d[1].extra["size_bytes"], (1 << 20) as f64);
+    let sweeps = [("rand", one_odd_round(&grid, l2_ending_at(48 << 10)))];
+    not_a_level_unless_private(&sweeps, "2 of its 3 rounds");
 }
 
 /// Every round ending a private cache's plateau at half its size (the
@@ -590,17 +592,11 @@ fn two_rounds_of_three_confirm_a_private_cache_the_os_reports() {
 #[test]
 fn a_private_cache_every_round_ends_at_half_is_a_share() {
     let grid = quick_grid();
-    let half_l2 = |s: u64| {
-        if s > 512 << 10 && s <= 1 << 20 {
-            staircase_at_12_ns(2 << 20)
-        } else {
-            staircase_at_12_ns(s)
-        }
-    };
-    let mut private = os();
-    private[0].shared_by = Some(1);
-    private[1].shared_by = Some(1);
-    let d = derive_from(&[("rand", clean(&grid, half_l2))], &private, median);
+    let d = derive_from(
+        &[("rand", clean(&grid, l2_ending_at(512 << 10)))],
+        &private(),
+        median,
+    );
     let why = d[1].invalid.clone().expect("a share, not a level");
     assert!(why.contains("at most 1/2 of the 1 MiB"), "{why}");
     assert!(d[0].invalid.is_none(), "{d:?}");
