@@ -129,11 +129,11 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// Latency of `ops` operations per iteration.
-    pub fn latency(ops: f64) -> Shape {
+    /// `work` reported as `report`, with every other setting at its default.
+    fn of(work: Work, report: Report) -> Shape {
         Shape {
-            work: Work::Ops(ops),
-            report: Report::Latency,
+            work,
+            report,
             enough_ns: 0,
             statistic: Statistic::Median,
             fixed_iterations: None,
@@ -141,32 +141,18 @@ impl Shape {
             warmup_ns: 0,
             tenants_share_cache: false,
         }
+    }
+    /// Latency of `ops` operations per iteration.
+    pub fn latency(ops: f64) -> Shape {
+        Shape::of(Work::Ops(ops), Report::Latency)
     }
     /// Bandwidth of `bytes` per iteration.
     pub fn bandwidth(bytes: f64) -> Shape {
-        Shape {
-            work: Work::Bytes(bytes),
-            report: Report::Bandwidth,
-            enough_ns: 0,
-            statistic: Statistic::Median,
-            fixed_iterations: None,
-            switches_by_design: false,
-            warmup_ns: 0,
-            tenants_share_cache: false,
-        }
+        Shape::of(Work::Bytes(bytes), Report::Bandwidth)
     }
     /// A rate of `ops` per iteration, in `unit` after dividing ops/s by `scale`.
     pub fn rate(ops: f64, unit: Unit, scale: f64) -> Shape {
-        Shape {
-            work: Work::Ops(ops),
-            report: Report::Rate { unit, scale },
-            enough_ns: 0,
-            statistic: Statistic::Median,
-            fixed_iterations: None,
-            switches_by_design: false,
-            warmup_ns: 0,
-            tenants_share_cache: false,
-        }
+        Shape::of(Work::Ops(ops), Report::Rate { unit, scale })
     }
     pub fn with_enough_ns(mut self, ns: u64) -> Shape {
         self.enough_ns = ns;
