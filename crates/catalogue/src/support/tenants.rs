@@ -14,7 +14,7 @@ use crate::support::cache_levels::{os_caches, os_is_guest};
 /// as a level in one quick run of five (a minute when the tenants were
 /// quiet, every round agreeing) and as a share in the others; no rule on
 /// one run's curve can tell that minute from a dedicated cache.
-pub fn guest_llc(os: &[touchstone_results::host::Cache]) -> Option<u32> {
+pub fn guest_llc(os: &[host::Cache]) -> Option<u32> {
     let llc = os.iter().max_by_key(|c| c.level)?;
     (llc.level >= 3 || llc.shared_by.is_some_and(|n| n > 1)).then_some(llc.level)
 }
